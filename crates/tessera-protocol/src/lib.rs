@@ -1,0 +1,66 @@
+//! Wire types of the Model Context Protocol, revision 2026-07-28.
+//!
+//! Everything a stateless 2026-07-28 server and its clients exchange: the
+//! JSON-RPC envelope, per-request `_meta`, discovery, tools, prompts,
+//! resources, completion, subscriptions, notifications, and the multi
+//! round-trip request types (`InputRequiredResult`, `InputRequests`,
+//! `InputResponses`). Plus just enough of revision 2025-11-25 (`initialize`)
+//! to recognise and answer an initialize-era client.
+//!
+//! No I/O and no async runtime: this crate builds for `wasm32-unknown-unknown`.
+//!
+//! Conventions: wire names are `camelCase`; unknown fields on input are
+//! ignored; absent optional fields are omitted on output.
+//!
+//! ```
+//! use tessera_protocol::{CallToolResult, Outcome};
+//!
+//! let result: Outcome<CallToolResult> =
+//!     serde_json::from_str(r#"{"content":[{"type":"text","text":"hi"}]}"#).unwrap();
+//! assert!(matches!(result, Outcome::Complete(_)));
+//! ```
+
+mod capabilities;
+mod completion;
+mod content;
+mod discover;
+mod elicitation;
+mod error_code;
+mod form_schema;
+mod input;
+mod jsonrpc;
+mod legacy;
+mod meta;
+mod notifications;
+mod prompts;
+mod resources;
+mod result;
+mod roots;
+mod sampling;
+mod subscriptions;
+mod tools;
+mod version;
+
+pub use capabilities::*;
+pub use completion::*;
+pub use content::*;
+pub use discover::*;
+pub use elicitation::*;
+pub use error_code::*;
+pub use form_schema::*;
+pub use input::*;
+pub use jsonrpc::*;
+pub use legacy::*;
+pub use meta::*;
+pub use notifications::*;
+pub use prompts::*;
+pub use resources::*;
+pub use result::*;
+pub use roots::*;
+pub use sampling::*;
+pub use subscriptions::*;
+pub use tools::*;
+pub use version::*;
+
+/// A JSON object: the type of `_meta`, capability settings and free-form params.
+pub type JsonObject = serde_json::Map<String, serde_json::Value>;

@@ -1,0 +1,217 @@
+//! `_meta` objects: per-request envelope, result and notification metadata.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{ClientCapabilities, JsonObject, ProgressToken, RequestId};
+
+/// `_meta` key naming the request's protocol version.
+pub const PROTOCOL_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
+/// `_meta` key carrying the client's self-description.
+pub const CLIENT_INFO_KEY: &str = "io.modelcontextprotocol/clientInfo";
+/// `_meta` key carrying the client's capabilities for this request.
+pub const CLIENT_CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
+/// `_meta` key carrying the log level the client wants for this request.
+pub const LOG_LEVEL_KEY: &str = "io.modelcontextprotocol/logLevel";
+/// Result `_meta` key carrying the server's self-description.
+pub const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
+/// Notification/result `_meta` key naming a subscription.
+pub const SUBSCRIPTION_ID_KEY: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// The per-request `_meta` envelope of revision 2026-07-28.
+///
+/// `protocol_version` and `client_capabilities` are required on the wire; they
+/// are optional here so that a server can name exactly which one is missing.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RequestMeta {
+    /// The protocol version of this request.
+    #[serde(
+        rename = "io.modelcontextprotocol/protocolVersion",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub protocol_version: Option<String>,
+    /// The client software making the request (self-reported).
+    #[serde(
+        rename = "io.modelcontextprotocol/clientInfo",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub client_info: Option<Implementation>,
+    /// The client's capabilities for this request; `{}` means none.
+    #[serde(
+        rename = "io.modelcontextprotocol/clientCapabilities",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub client_capabilities: Option<ClientCapabilities>,
+    /// The log level the client opts in to; without it the server sends no log messages.
+    #[serde(
+        rename = "io.modelcontextprotocol/logLevel",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub log_level: Option<LoggingLevel>,
+    /// Token for out-of-band progress notifications.
+    #[serde(
+        rename = "progressToken",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub progress_token: Option<ProgressToken>,
+    /// W3C trace context: `traceparent`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traceparent: Option<String>,
+    /// W3C trace context: `tracestate`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tracestate: Option<String>,
+    /// W3C baggage.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baggage: Option<String>,
+    /// Any other keys, kept as they came.
+    #[serde(flatten)]
+    pub other: JsonObject,
+}
+
+impl RequestMeta {
+    /// The envelope a 2026-07-28 client sends: version, client info and capabilities.
+    pub fn new(client_info: Implementation, client_capabilities: ClientCapabilities) -> Self {
+        Self {
+            protocol_version: Some(crate::LATEST_PROTOCOL_VERSION.to_owned()),
+            client_info: Some(client_info),
+            client_capabilities: Some(client_capabilities),
+            ..Self::default()
+        }
+    }
+}
+
+/// `_meta` of a result.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ResultMeta {
+    /// The server software producing the response.
+    #[serde(
+        rename = "io.modelcontextprotocol/serverInfo",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub server_info: Option<Implementation>,
+    /// Any other keys, kept as they came.
+    #[serde(flatten)]
+    pub other: JsonObject,
+}
+
+/// `_meta` of a notification.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NotificationMeta {
+    /// The subscription this notification belongs to, if any.
+    #[serde(
+        rename = "io.modelcontextprotocol/subscriptionId",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub subscription_id: Option<RequestId>,
+    /// Any other keys, kept as they came.
+    #[serde(flatten)]
+    pub other: JsonObject,
+}
+
+/// Name and version of an MCP implementation (client or server).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Implementation {
+    /// Programmatic name.
+    pub name: String,
+    /// Version string.
+    pub version: String,
+    /// Human-readable name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What this implementation does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Icons for a user interface.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub icons: Option<Vec<Icon>>,
+    /// Website of this implementation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub website_url: Option<String>,
+}
+
+impl Implementation {
+    /// An implementation with just a name and a version.
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            version: version.into(),
+            ..Self::default()
+        }
+    }
+}
+
+/// An icon a client may display.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Icon {
+    /// URI of the icon (https or data:).
+    pub src: String,
+    /// MIME type, e.g. `image/png`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// Sizes, e.g. `["48x48"]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sizes: Option<Vec<String>>,
+    /// `light` or `dark`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub theme: Option<String>,
+}
+
+/// Severity of a log message (RFC 5424 levels), least severe first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LoggingLevel {
+    /// Debug-level messages.
+    Debug,
+    /// Informational messages.
+    Info,
+    /// Normal but significant conditions.
+    Notice,
+    /// Warning conditions.
+    Warning,
+    /// Error conditions.
+    Error,
+    /// Critical conditions.
+    Critical,
+    /// Action must be taken immediately.
+    Alert,
+    /// System is unusable.
+    Emergency,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn request_meta_keeps_unknown_keys_and_reads_known_ones() {
+        let raw = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+            "io.modelcontextprotocol/logLevel": "info",
+            "progressToken": 7,
+            "traceparent": "00-abc-def-01",
+            "com.example/x": 1
+        });
+        let meta: RequestMeta = serde_json::from_value(raw.clone()).unwrap();
+        assert_eq!(meta.protocol_version.as_deref(), Some("2026-07-28"));
+        assert_eq!(meta.log_level, Some(LoggingLevel::Info));
+        assert_eq!(meta.progress_token, Some(RequestId::from(7)));
+        assert_eq!(meta.other.get("com.example/x"), Some(&json!(1)));
+        assert_eq!(serde_json::to_value(&meta).unwrap(), raw);
+    }
+
+    #[test]
+    fn log_levels_order_by_severity() {
+        assert!(LoggingLevel::Debug < LoggingLevel::Error);
+        assert!(LoggingLevel::Emergency > LoggingLevel::Alert);
+    }
+}
