@@ -1,0 +1,430 @@
+//! The endpoint: the check ladder of the 2026-07-28 Streamable HTTP transport.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use bytes::Bytes;
+use http::request::Parts;
+use http::{HeaderValue, Method, Response, StatusCode, header};
+use serde_json::{Value, json};
+use tessera_protocol::{
+    ErrorObject, INVALID_REQUEST, JsonRpcMessage, JsonRpcRequest, MessageError, PARSE_ERROR,
+    PROTOCOL_VERSION_KEY, RequestId, STATELESS_PROTOCOL_VERSIONS, TRANSPORT_ERROR,
+    UNSUPPORTED_PROTOCOL_VERSION, UnsupportedVersionData,
+};
+use tessera_server::{McpServer, RequestFacts};
+
+use crate::era::{RequestEra, detect};
+use crate::headers::{PROTOCOL_VERSION, check_method_and_name, header_value};
+use crate::host::{host_allowed, origin_allowed};
+use crate::reject::{self, status_for};
+use crate::stream::{RequestLog, Running, Start};
+use crate::{AuthDecision, EndpointOptions, Legacy, McpBody};
+
+/// Serves an [`McpServer`] over Streamable HTTP, statelessly.
+#[derive(Clone)]
+pub struct McpEndpoint {
+    server: Arc<McpServer>,
+    options: Arc<EndpointOptions>,
+}
+
+impl McpEndpoint {
+    /// An endpoint for `server` with `options`.
+    pub fn new(server: Arc<McpServer>, options: EndpointOptions) -> Self {
+        Self {
+            server,
+            options: Arc::new(options),
+        }
+    }
+
+    /// The options in force.
+    pub fn options(&self) -> &EndpointOptions {
+        &self.options
+    }
+
+    /// The checks that need only the request head: route, method, host,
+    /// origin, content type and accept: `Some` is the refusal to send.
+    pub fn check_head(&self, head: &Parts) -> Option<Response<McpBody>> {
+        if head.uri.path() != self.options.route {
+            return Some(reject::plain(StatusCode::NOT_FOUND, "Not Found"));
+        }
+        if head.method == Method::OPTIONS && self.options.cors {
+            return Some(self.preflight(head));
+        }
+        if head.method != Method::POST {
+            let mut r = reject::error(
+                StatusCode::METHOD_NOT_ALLOWED,
+                None,
+                TRANSPORT_ERROR,
+                "Method not allowed.",
+                None,
+            );
+            r.headers_mut()
+                .insert(header::ALLOW, HeaderValue::from_static("POST"));
+            return Some(r);
+        }
+        let host = head
+            .headers
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .or_else(|| head.uri.authority().map(|a| a.as_str()))
+            .unwrap_or("");
+        if !host_allowed(&self.options, host) {
+            return Some(reject::error(
+                StatusCode::FORBIDDEN,
+                None,
+                TRANSPORT_ERROR,
+                format!("Forbidden: Host {host:?} is not allowed (DNS rebinding protection)"),
+                None,
+            ));
+        }
+        if let Some(origin) = head.headers.get(header::ORIGIN) {
+            let origin = origin.to_str().unwrap_or("(invalid)");
+            if !origin_allowed(&self.options, origin) {
+                return Some(reject::error(
+                    StatusCode::FORBIDDEN,
+                    None,
+                    TRANSPORT_ERROR,
+                    format!("Forbidden: Origin {origin:?} is not allowed"),
+                    None,
+                ));
+            }
+        }
+        let content_type = head
+            .headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("");
+        let essence = content_type.split(';').next().unwrap_or("").trim();
+        if !essence.eq_ignore_ascii_case("application/json") {
+            return Some(reject::error(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                None,
+                TRANSPORT_ERROR,
+                "Unsupported Media Type: Content-Type must be application/json",
+                None,
+            ));
+        }
+        if !accepts_both(head) {
+            return Some(reject::error(
+                StatusCode::NOT_ACCEPTABLE,
+                None,
+                TRANSPORT_ERROR,
+                "Not Acceptable: the Accept header must list both application/json and text/event-stream",
+                None,
+            ));
+        }
+        None
+    }
+
+    /// Handles a whole request: the head checks, then the body.
+    pub async fn handle(&self, head: Parts, body: Bytes) -> Response<McpBody> {
+        let mut response = match self.check_head(&head) {
+            Some(refusal) => refusal,
+            None => self.handle_body(&head, body).await,
+        };
+        self.add_cors(&head, &mut response);
+        response
+    }
+
+    /// Handles the body of a request whose head passed [`check_head`](Self::check_head).
+    pub(crate) async fn handle_body(&self, head: &Parts, body: Bytes) -> Response<McpBody> {
+        if body.len() > self.options.body_limit {
+            return reject::error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                None,
+                TRANSPORT_ERROR,
+                format!(
+                    "Payload Too Large: the body limit is {} bytes",
+                    self.options.body_limit
+                ),
+                None,
+            );
+        }
+        let principal = match &self.options.authenticate {
+            None => None,
+            Some(auth) => match auth.authenticate(head).await {
+                AuthDecision::Principal(p) => Some(p),
+                AuthDecision::Anonymous => None,
+                AuthDecision::Reject(reason) => {
+                    let mut r = reject::error(
+                        StatusCode::UNAUTHORIZED,
+                        None,
+                        TRANSPORT_ERROR,
+                        format!("Unauthorized: {reason}"),
+                        None,
+                    );
+                    r.headers_mut()
+                        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+                    return r;
+                }
+            },
+        };
+        let value: Value = match serde_json::from_slice(&body) {
+            Ok(v) => v,
+            Err(e) => {
+                return reject::error(
+                    StatusCode::BAD_REQUEST,
+                    None,
+                    PARSE_ERROR,
+                    format!("Parse error: the request body is not valid JSON ({e})"),
+                    None,
+                );
+            }
+        };
+        let id_hint = value.get("id").and_then(RequestId::from_value);
+        let message = match JsonRpcMessage::from_value(value) {
+            Ok(m) => m,
+            Err(MessageError::Batch) => {
+                return reject::error(
+                    StatusCode::BAD_REQUEST,
+                    None,
+                    INVALID_REQUEST,
+                    "Bad Request: JSON-RPC batches are not supported; send one message per POST",
+                    None,
+                );
+            }
+            Err(e) => {
+                return reject::error(
+                    StatusCode::BAD_REQUEST,
+                    id_hint,
+                    INVALID_REQUEST,
+                    format!("Bad Request: the request body is not a valid JSON-RPC message: {e}"),
+                    None,
+                );
+            }
+        };
+        let request = match message {
+            JsonRpcMessage::Response(_) => {
+                return reject::error(
+                    StatusCode::BAD_REQUEST,
+                    None,
+                    INVALID_REQUEST,
+                    "Bad Request: JSON-RPC responses cannot be posted to this endpoint (servers send no requests)",
+                    None,
+                );
+            }
+            JsonRpcMessage::Notification(n) => {
+                self.server.handle_notification(&n.method);
+                return reject::empty(StatusCode::ACCEPTED);
+            }
+            JsonRpcMessage::Request(r) => r,
+        };
+        let facts = RequestFacts {
+            era: None,
+            principal,
+            notifications: None,
+        };
+        self.route_request(head, request, facts).await
+    }
+
+    async fn route_request(
+        &self,
+        head: &Parts,
+        request: JsonRpcRequest<Value>,
+        mut facts: RequestFacts,
+    ) -> Response<McpBody> {
+        let id = Some(request.id.clone());
+        let header_version = match header_value(&head.headers, PROTOCOL_VERSION) {
+            Ok(v) => v,
+            Err(m) => return reject::header_mismatch(id, &m.header, &m.body),
+        };
+        let params = request.params.as_ref();
+        match detect(header_version, &request.method, params) {
+            RequestEra::Legacy(version) => match self.options.legacy {
+                Legacy::Reject => return unsupported(id, version),
+                Legacy::Stateless => {
+                    facts.era = Some(tessera_server::Era::Legacy {
+                        version: version.unwrap_or_else(|| "2025-03-26".into()),
+                    });
+                    return self.dispatch(request, facts).await;
+                }
+            },
+            RequestEra::Modern => {}
+        }
+        // 1. The `_meta` envelope (required keys) comes first.
+        if let Err(e) = tessera_server::check_envelope(params) {
+            return reject::rpc_error(status_for(&e), id, e.to_error_object());
+        }
+        // 2. Header and body versions must agree, and the header must be there.
+        let body_version = params
+            .and_then(|p| p.get("_meta"))
+            .and_then(|m| m.get(PROTOCOL_VERSION_KEY))
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        match header_version {
+            None => {
+                return reject::header_mismatch(
+                    id,
+                    "(missing)",
+                    &format!(
+                        "the body envelope names protocol version {body_version} but the required MCP-Protocol-Version header is absent"
+                    ),
+                );
+            }
+            Some(h) if h != body_version => {
+                return reject::header_mismatch(
+                    id,
+                    h,
+                    &format!(
+                        "the body envelope names protocol version {body_version} but the MCP-Protocol-Version header names {h}"
+                    ),
+                );
+            }
+            Some(_) => {}
+        }
+        // 3. Version supported.
+        if !STATELESS_PROTOCOL_VERSIONS.contains(&body_version) {
+            return unsupported(id, Some(body_version.to_owned()));
+        }
+        // 4. Mcp-Method and Mcp-Name mirror the body.
+        let name = params
+            .and_then(|p| p.get("name").or_else(|| p.get("uri")))
+            .and_then(Value::as_str);
+        if let Err(m) = check_method_and_name(&head.headers, &request.method, name) {
+            return reject::header_mismatch(id, &m.header, &m.body);
+        }
+        // 5. Method, capabilities and the rest are the server's.
+        self.dispatch(request, facts).await
+    }
+
+    async fn dispatch(
+        &self,
+        request: JsonRpcRequest<Value>,
+        facts: RequestFacts,
+    ) -> Response<McpBody> {
+        let log = RequestLog {
+            method: request.method.clone(),
+            target: request
+                .params
+                .as_ref()
+                .and_then(|p| p.get("name").or_else(|| p.get("uri")))
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned(),
+            id: request.id.to_string(),
+            started: Instant::now(),
+        };
+        let server = Arc::clone(&self.server);
+        let running = Running::new(move |sink| {
+            let facts = facts.with_notifications(sink);
+            Box::pin(async move { server.handle(request, facts).await })
+        });
+        match running.start(log.clone()).await {
+            Start::Answered(handled) => {
+                let status = handled
+                    .result
+                    .as_ref()
+                    .err()
+                    .map_or(StatusCode::OK, status_for);
+                log.finish(
+                    status,
+                    handled.outcome(),
+                    handled
+                        .result
+                        .as_ref()
+                        .err()
+                        .map(tessera_server::ServerError::code),
+                );
+                reject::json(status, handled.to_bytes())
+            }
+            Start::Streaming(stream) => {
+                let mut response = Response::new(McpBody::stream(stream));
+                let h = response.headers_mut();
+                h.insert(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("text/event-stream"),
+                );
+                h.insert(
+                    header::CACHE_CONTROL,
+                    HeaderValue::from_static("no-cache, no-transform"),
+                );
+                h.insert("x-accel-buffering", HeaderValue::from_static("no"));
+                response
+            }
+        }
+    }
+
+    fn preflight(&self, head: &Parts) -> Response<McpBody> {
+        let mut r = reject::empty(StatusCode::NO_CONTENT);
+        let h = r.headers_mut();
+        h.insert(
+            header::ACCESS_CONTROL_ALLOW_METHODS,
+            HeaderValue::from_static("POST, OPTIONS"),
+        );
+        h.insert(
+            header::ACCESS_CONTROL_ALLOW_HEADERS,
+            HeaderValue::from_static(
+                "content-type, accept, authorization, mcp-protocol-version, mcp-method, mcp-name, last-event-id",
+            ),
+        );
+        h.insert(
+            header::ACCESS_CONTROL_MAX_AGE,
+            HeaderValue::from_static("600"),
+        );
+        self.add_cors(head, &mut r);
+        r
+    }
+
+    pub(crate) fn add_cors(&self, head: &Parts, response: &mut Response<McpBody>) {
+        if !self.options.cors {
+            return;
+        }
+        if let Some(origin) = head.headers.get(header::ORIGIN)
+            && origin
+                .to_str()
+                .is_ok_and(|o| origin_allowed(&self.options, o))
+        {
+            let h = response.headers_mut();
+            h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin.clone());
+            h.insert(header::VARY, HeaderValue::from_static("Origin"));
+        }
+    }
+}
+
+/// Whether `Accept` covers both JSON and SSE (a missing header counts as `*/*`).
+fn accepts_both(head: &Parts) -> bool {
+    let Some(accept) = head
+        .headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+    else {
+        return true;
+    };
+    let types: Vec<String> = accept
+        .split(',')
+        .map(|t| {
+            t.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase()
+        })
+        .collect();
+    let covers =
+        |full: &str, family: &str| types.iter().any(|t| t == full || t == family || t == "*/*");
+    covers("application/json", "application/*") && covers("text/event-stream", "text/*")
+}
+
+/// 400 with -32022 naming the supported versions.
+fn unsupported(id: Option<RequestId>, requested: Option<String>) -> Response<McpBody> {
+    let supported = STATELESS_PROTOCOL_VERSIONS.join(", ");
+    let message = match &requested {
+        Some(v) => format!("Unsupported protocol version: {v} (this server speaks {supported})"),
+        None => format!(
+            "Unsupported protocol version: the request did not name a protocol version (this server speaks {supported})"
+        ),
+    };
+    let data = UnsupportedVersionData {
+        supported: STATELESS_PROTOCOL_VERSIONS
+            .iter()
+            .map(|v| (*v).to_owned())
+            .collect(),
+        requested,
+    };
+    reject::rpc_error(
+        StatusCode::BAD_REQUEST,
+        id,
+        ErrorObject::new(UNSUPPORTED_PROTOCOL_VERSION, message).with_data(json!(data)),
+    )
+}

@@ -1,0 +1,170 @@
+//! The standard request headers of the 2026-07-28 transport and their checks.
+
+use base64::Engine;
+use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD};
+use http::HeaderMap;
+
+/// `MCP-Protocol-Version`.
+pub(crate) const PROTOCOL_VERSION: &str = "mcp-protocol-version";
+/// `Mcp-Method`.
+pub(crate) const METHOD: &str = "mcp-method";
+/// `Mcp-Name`.
+pub(crate) const NAME: &str = "mcp-name";
+
+/// A header problem, described for the -32020 message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Mismatch {
+    pub header: String,
+    pub body: String,
+}
+
+/// The trimmed value of header `name`; `Err` when it is not visible ASCII.
+pub(crate) fn header_value<'a>(
+    headers: &'a HeaderMap,
+    name: &str,
+) -> Result<Option<&'a str>, Mismatch> {
+    match headers.get(name) {
+        None => Ok(None),
+        Some(v) => v.to_str().map(|s| Some(s.trim())).map_err(|_| Mismatch {
+            header: "(invalid characters)".into(),
+            body: format!("the {name} header contains characters that are not visible ASCII"),
+        }),
+    }
+}
+
+/// Decodes the `=?base64?…?=` sentinel form; a plain value is returned as it is.
+pub(crate) fn decode_sentinel(value: &str) -> Result<String, String> {
+    match value
+        .strip_prefix("=?base64?")
+        .and_then(|v| v.strip_suffix("?="))
+    {
+        None => Ok(value.to_owned()),
+        Some(encoded) => {
+            let bytes = STANDARD
+                .decode(encoded)
+                .or_else(|_| STANDARD_NO_PAD.decode(encoded))
+                .map_err(|_| format!("the value {value:?} is not valid base64"))?;
+            String::from_utf8(bytes)
+                .map_err(|_| format!("the value {value:?} does not decode to UTF-8"))
+        }
+    }
+}
+
+/// Checks `Mcp-Method` against the body's method, and `Mcp-Name` against
+/// `params.name`/`params.uri` for the methods that require it.
+pub(crate) fn check_method_and_name(
+    headers: &HeaderMap,
+    method: &str,
+    name: Option<&str>,
+) -> Result<(), Mismatch> {
+    match header_value(headers, METHOD)? {
+        None => {
+            return Err(Mismatch {
+                header: "(missing)".into(),
+                body: format!(
+                    "the body names method {method} but the required Mcp-Method header is absent"
+                ),
+            });
+        }
+        Some(h) if h != method => {
+            return Err(Mismatch {
+                header: h.to_owned(),
+                body: format!("the body names method {method} but the Mcp-Method header names {h}"),
+            });
+        }
+        Some(_) => {}
+    }
+    let field = match method {
+        "tools/call" | "prompts/get" => "params.name",
+        "resources/read" => "params.uri",
+        _ => return Ok(()),
+    };
+    let Some(body_name) = name else {
+        // The body lacks the name; the server reports that as invalid params.
+        return Ok(());
+    };
+    match header_value(headers, NAME)? {
+        None => Err(Mismatch {
+            header: "(missing)".into(),
+            body: format!(
+                "the body carries {field}={body_name:?} but the required Mcp-Name header is absent"
+            ),
+        }),
+        Some(raw) => {
+            let decoded = decode_sentinel(raw).map_err(|problem| Mismatch {
+                header: raw.to_owned(),
+                body: format!("the Mcp-Name header is malformed: {problem}"),
+            })?;
+            if decoded == body_name {
+                Ok(())
+            } else {
+                Err(Mismatch {
+                    header: raw.to_owned(),
+                    body: format!(
+                        "the body carries {field}={body_name:?} but the Mcp-Name header names {decoded:?}"
+                    ),
+                })
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.insert(
+                http::HeaderName::from_bytes(k.as_bytes()).unwrap(),
+                v.parse().unwrap(),
+            );
+        }
+        h
+    }
+
+    #[test]
+    fn sentinel_decoding() {
+        assert_eq!(
+            decode_sentinel("=?base64?aW5jcmVhc2UtY291bnRlcg==?=").unwrap(),
+            "increase-counter"
+        );
+        assert_eq!(
+            decode_sentinel("=?base64?SGVsbG8sIOS4lueVjA==?=").unwrap(),
+            "Hello, 世界"
+        );
+        assert_eq!(
+            decode_sentinel("=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?=").unwrap(),
+            "=?base64?literal?="
+        );
+        assert_eq!(decode_sentinel("plain").unwrap(), "plain");
+        assert!(decode_sentinel("=?base64?!!!?=").is_err());
+    }
+
+    #[test]
+    fn method_and_name_checks() {
+        let ok = headers(&[
+            ("mcp-method", "tools/call"),
+            ("MCP-NAME", " increase-counter "),
+        ]);
+        assert!(check_method_and_name(&ok, "tools/call", Some("increase-counter")).is_ok());
+        let case = headers(&[
+            ("mcp-method", "TOOLS/CALL"),
+            ("mcp-name", "increase-counter"),
+        ]);
+        assert!(check_method_and_name(&case, "tools/call", Some("increase-counter")).is_err());
+        let no_name = headers(&[("mcp-method", "tools/call")]);
+        let err = check_method_and_name(&no_name, "tools/call", Some("x")).unwrap_err();
+        assert!(err.body.contains("Mcp-Name header is absent"));
+        let stray = headers(&[("mcp-method", "tools/list"), ("mcp-name", "whatever")]);
+        assert!(check_method_and_name(&stray, "tools/list", None).is_ok());
+        let uri = headers(&[
+            ("mcp-method", "resources/read"),
+            ("mcp-name", "file:///a.txt"),
+        ]);
+        assert!(check_method_and_name(&uri, "resources/read", Some("file:///a.txt")).is_ok());
+        let missing = headers(&[]);
+        assert!(check_method_and_name(&missing, "tools/list", None).is_err());
+    }
+}

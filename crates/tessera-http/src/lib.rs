@@ -1,0 +1,40 @@
+//! The Streamable HTTP face of a stateless MCP server.
+//!
+//! [`McpEndpoint`] runs the check ladder of the 2026-07-28 transport on
+//! runtime-neutral `http` types (request head and body bytes in, response
+//! out) and frames the answer as JSON or, when the handler streams progress
+//! or log notifications, as `text/event-stream`. It implements
+//! `tower_service::Service`, so it mounts in axum with `Router::route_service`.
+//! With the `server` feature, [`serve`] runs it on hyper with `TCP_NODELAY`
+//! and graceful shutdown.
+//!
+//! ```no_run
+//! # async fn run(server: tessera_server::McpServer) -> std::io::Result<()> {
+//! use std::sync::Arc;
+//! use tessera_http::{EndpointOptions, Legacy, McpEndpoint};
+//!
+//! let endpoint = McpEndpoint::new(Arc::new(server), EndpointOptions::default().legacy(Legacy::Reject));
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8787").await?;
+//! tessera_http::serve(listener, endpoint, tessera_http::shutdown_signal()).await
+//! # }
+//! ```
+
+mod auth;
+mod body;
+mod endpoint;
+mod era;
+mod headers;
+mod host;
+mod options;
+mod reject;
+#[cfg(feature = "server")]
+mod serve;
+mod service;
+mod stream;
+
+pub use auth::{AuthDecision, Authenticate, BearerTokens};
+pub use body::McpBody;
+pub use endpoint::McpEndpoint;
+pub use options::{EndpointOptions, Legacy};
+#[cfg(feature = "server")]
+pub use serve::{serve, shutdown_signal};

@@ -1,0 +1,95 @@
+//! How an endpoint is configured.
+
+use std::sync::Arc;
+
+use crate::Authenticate;
+
+/// What happens to initialize-era (2025-11-25 and earlier) clients.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Legacy {
+    /// Refuse them with 400 and -32022 naming the supported versions.
+    #[default]
+    Reject,
+    /// Serve them per request, without sessions, in the old result shapes;
+    /// a handler that asks for input fails at once with an explanation.
+    Stateless,
+}
+
+/// Endpoint settings: route, eras, host and origin checks, CORS, body limit, auth.
+#[derive(Clone)]
+pub struct EndpointOptions {
+    pub(crate) route: String,
+    pub(crate) legacy: Legacy,
+    pub(crate) allowed_hosts: Vec<String>,
+    pub(crate) any_host: bool,
+    pub(crate) allowed_origins: Vec<String>,
+    pub(crate) cors: bool,
+    pub(crate) body_limit: usize,
+    pub(crate) authenticate: Option<Arc<dyn Authenticate>>,
+}
+
+impl Default for EndpointOptions {
+    fn default() -> Self {
+        Self {
+            route: "/mcp".into(),
+            legacy: Legacy::Reject,
+            allowed_hosts: Vec::new(),
+            any_host: false,
+            allowed_origins: Vec::new(),
+            cors: true,
+            body_limit: 4 * 1024 * 1024,
+            authenticate: None,
+        }
+    }
+}
+
+impl EndpointOptions {
+    /// The path of the MCP endpoint (default `/mcp`).
+    pub fn route(mut self, route: impl Into<String>) -> Self {
+        self.route = route.into();
+        self
+    }
+
+    /// What to do with initialize-era clients (default [`Legacy::Reject`]).
+    pub fn legacy(mut self, legacy: Legacy) -> Self {
+        self.legacy = legacy;
+        self
+    }
+
+    /// Allows a `Host` name besides the loopback names (`localhost`, `127.0.0.1`, `[::1]`); any port.
+    pub fn allow_host(mut self, host: impl Into<String>) -> Self {
+        self.allowed_hosts.push(host.into().to_ascii_lowercase());
+        self
+    }
+
+    /// Accepts any `Host` (for deployments where a proxy checks it).
+    pub fn allow_any_host(mut self) -> Self {
+        self.any_host = true;
+        self
+    }
+
+    /// Allows a browser `Origin` (e.g. `https://app.example.com`) besides loopback origins.
+    pub fn allow_origin(mut self, origin: impl Into<String>) -> Self {
+        self.allowed_origins
+            .push(origin.into().to_ascii_lowercase());
+        self
+    }
+
+    /// Turns CORS headers and preflight answers on or off (default on, for allowed origins).
+    pub fn cors(mut self, on: bool) -> Self {
+        self.cors = on;
+        self
+    }
+
+    /// Largest accepted body in bytes (default 4 MiB).
+    pub fn body_limit(mut self, bytes: usize) -> Self {
+        self.body_limit = bytes;
+        self
+    }
+
+    /// Authenticates every request before it is parsed.
+    pub fn authenticate(mut self, auth: impl Authenticate + 'static) -> Self {
+        self.authenticate = Some(Arc::new(auth));
+        self
+    }
+}

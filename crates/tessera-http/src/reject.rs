@@ -1,0 +1,87 @@
+//! Error responses and the one place JSON-RPC outcomes become HTTP statuses.
+
+use bytes::Bytes;
+use http::{HeaderValue, Response, StatusCode, header};
+use serde_json::{Value, json};
+use tessera_protocol::{ErrorObject, JsonRpcErrorResponse, RequestId};
+use tessera_server::ServerError;
+
+use crate::McpBody;
+
+/// The HTTP status for a request the server refused.
+pub(crate) fn status_for(error: &ServerError) -> StatusCode {
+    match error {
+        ServerError::MethodNotFound { .. } => StatusCode::NOT_FOUND,
+        e if e.is_envelope_error() => StatusCode::BAD_REQUEST,
+        _ => StatusCode::OK,
+    }
+}
+
+/// A response with a JSON body.
+pub(crate) fn json(status: StatusCode, body: Vec<u8>) -> Response<McpBody> {
+    let mut response = Response::new(McpBody::full(Bytes::from(body)));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// A JSON-RPC error response with `status`.
+pub(crate) fn rpc_error(
+    status: StatusCode,
+    id: Option<RequestId>,
+    error: ErrorObject,
+) -> Response<McpBody> {
+    json(
+        status,
+        serde_json::to_vec(&JsonRpcErrorResponse::new(id, error)).unwrap_or_default(),
+    )
+}
+
+/// A JSON-RPC error with `code`, `message` and optional `data`.
+pub(crate) fn error(
+    status: StatusCode,
+    id: Option<RequestId>,
+    code: i32,
+    message: impl Into<String>,
+    data: Option<Value>,
+) -> Response<McpBody> {
+    let mut e = ErrorObject::new(code, message);
+    e.data = data;
+    rpc_error(status, id, e)
+}
+
+/// A -32020 header mismatch.
+pub(crate) fn header_mismatch(
+    id: Option<RequestId>,
+    header: &str,
+    body: &str,
+) -> Response<McpBody> {
+    error(
+        StatusCode::BAD_REQUEST,
+        id,
+        tessera_protocol::HEADER_MISMATCH,
+        format!("Bad Request: the request headers and body disagree: {body}"),
+        Some(json!({"mismatch": {"header": header, "body": body}})),
+    )
+}
+
+/// A plain-text response (for paths that are not the endpoint).
+pub(crate) fn plain(status: StatusCode, text: &'static str) -> Response<McpBody> {
+    let mut response = Response::new(McpBody::full(Bytes::from_static(text.as_bytes())));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}
+
+/// An empty response (202 for notifications, 204 for preflight).
+pub(crate) fn empty(status: StatusCode) -> Response<McpBody> {
+    let mut response = Response::new(McpBody::empty());
+    *response.status_mut() = status;
+    response
+}

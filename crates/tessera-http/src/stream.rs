@@ -1,0 +1,208 @@
+//! Running a handler and framing what it says: JSON when it only answers,
+//! an SSE stream when it sends notifications first. The stream owns the
+//! handler's future, so a client that disconnects cancels the handler.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Waker};
+use std::time::Instant;
+
+use bytes::Bytes;
+use http::StatusCode;
+use serde_json::Value;
+use tessera_server::{BoxFuture, Handled, NotificationSink};
+
+/// Notifications a handler sent that the body has not written yet.
+#[derive(Default)]
+struct Mailbox {
+    queue: VecDeque<Value>,
+    waker: Option<Waker>,
+}
+
+/// What one request was, for the log line written when it finishes.
+#[derive(Clone)]
+pub(crate) struct RequestLog {
+    pub method: String,
+    pub target: String,
+    pub id: String,
+    pub started: Instant,
+}
+
+impl RequestLog {
+    pub(crate) fn finish(&self, status: StatusCode, outcome: &str, code: Option<i32>) {
+        tracing::info!(
+            method = %self.method,
+            target = %self.target,
+            id = %self.id,
+            status = status.as_u16(),
+            outcome,
+            code,
+            latency_us = self.started.elapsed().as_micros() as u64,
+            "request finished"
+        );
+    }
+}
+
+/// A running handler, its pending notifications, and its answer once it has one.
+pub(crate) struct Running {
+    future: Option<BoxFuture<'static, Handled>>,
+    answer: Option<Handled>,
+    mailbox: Arc<Mutex<Mailbox>>,
+}
+
+/// How a handler began: it answered, or it spoke first (so the answer streams).
+pub(crate) enum Start {
+    Answered(Handled),
+    Streaming(EventStream),
+}
+
+/// One step of a running handler.
+enum Step {
+    Notification(Value),
+    Answer(Handled),
+    Pending,
+}
+
+impl Running {
+    /// Starts a handler: `make` gets the sink its notifications go to and returns its future.
+    pub(crate) fn new(make: impl FnOnce(NotificationSink) -> BoxFuture<'static, Handled>) -> Self {
+        let mailbox = Arc::new(Mutex::new(Mailbox::default()));
+        let sender = Arc::clone(&mailbox);
+        let sink = NotificationSink::new(move |n| {
+            if let Ok(mut m) = sender.lock() {
+                m.queue.push_back(n);
+                if let Some(w) = m.waker.take() {
+                    w.wake();
+                }
+            }
+        });
+        Self {
+            future: Some(make(sink)),
+            answer: None,
+            mailbox,
+        }
+    }
+
+    fn take_notification(&self) -> Option<Value> {
+        self.mailbox
+            .lock()
+            .ok()
+            .and_then(|mut m| m.queue.pop_front())
+    }
+
+    fn has_notifications(&self) -> bool {
+        self.mailbox.lock().is_ok_and(|m| !m.queue.is_empty())
+    }
+
+    /// Notifications first, then the answer; polls the handler only when both are empty.
+    fn step(&mut self, cx: &mut Context<'_>) -> Step {
+        if let Some(n) = self.take_notification() {
+            return Step::Notification(n);
+        }
+        if self.answer.is_none()
+            && let Some(future) = self.future.as_mut()
+            && let Poll::Ready(handled) = future.as_mut().poll(cx)
+        {
+            self.future = None;
+            self.answer = Some(handled);
+        }
+        if let Some(n) = self.take_notification() {
+            return Step::Notification(n);
+        }
+        match self.answer.take() {
+            Some(answer) => Step::Answer(answer),
+            None => {
+                if let Ok(mut m) = self.mailbox.lock() {
+                    m.waker = Some(cx.waker().clone());
+                }
+                // A notification may have arrived between the check and storing the waker.
+                if self.has_notifications() {
+                    cx.waker().wake_by_ref();
+                }
+                Step::Pending
+            }
+        }
+    }
+
+    /// Runs until the handler answers (JSON) or sends its first notification (SSE).
+    pub(crate) async fn start(mut self, log: RequestLog) -> Start {
+        let first = std::future::poll_fn(|cx| match self.step(cx) {
+            Step::Notification(n) => Poll::Ready(Err(n)),
+            Step::Answer(a) => Poll::Ready(Ok(a)),
+            Step::Pending => Poll::Pending,
+        })
+        .await;
+        match first {
+            Ok(answer) => Start::Answered(answer),
+            Err(notification) => Start::Streaming(EventStream {
+                first: Some(notification),
+                running: self,
+                log,
+                done: false,
+            }),
+        }
+    }
+}
+
+/// The `text/event-stream` body: notifications as they come, then the final response.
+pub(crate) struct EventStream {
+    first: Option<Value>,
+    running: Running,
+    log: RequestLog,
+    done: bool,
+}
+
+fn event(json: &[u8]) -> Bytes {
+    let mut out = Vec::with_capacity(json.len() + 22);
+    out.extend_from_slice(b"event: message\ndata: ");
+    out.extend_from_slice(json);
+    out.extend_from_slice(b"\n\n");
+    Bytes::from(out)
+}
+
+impl EventStream {
+    pub(crate) fn is_finished(&self) -> bool {
+        self.done
+    }
+
+    pub(crate) fn poll_event(&mut self, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
+        if self.done {
+            return Poll::Ready(None);
+        }
+        if let Some(n) = self.first.take() {
+            return Poll::Ready(Some(event(&serde_json::to_vec(&n).unwrap_or_default())));
+        }
+        match self.running.step(cx) {
+            Step::Notification(n) => {
+                Poll::Ready(Some(event(&serde_json::to_vec(&n).unwrap_or_default())))
+            }
+            Step::Answer(handled) => {
+                self.done = true;
+                self.log.finish(
+                    StatusCode::OK,
+                    handled.outcome(),
+                    handled
+                        .result
+                        .as_ref()
+                        .err()
+                        .map(tessera_server::ServerError::code),
+                );
+                Poll::Ready(Some(event(&handled.to_bytes())))
+            }
+            Step::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl Drop for EventStream {
+    fn drop(&mut self) {
+        if !self.done {
+            tracing::info!(
+                method = %self.log.method,
+                id = %self.log.id,
+                latency_us = self.log.started.elapsed().as_micros() as u64,
+                "client went away mid-stream; handler cancelled"
+            );
+        }
+    }
+}

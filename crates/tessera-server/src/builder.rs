@@ -1,0 +1,221 @@
+//! Building an [`McpServer`](crate::McpServer).
+
+use std::fmt;
+use std::sync::Arc;
+
+use indexmap::IndexMap;
+use serde_json::json;
+use tessera_protocol::{CacheScope, Implementation, SERVER_INFO_KEY};
+use tessera_state::{MemoryLedger, RequestStateCodec, TicketLedger};
+
+use crate::tool::is_valid_tool_name;
+use crate::{
+    CacheHint, CompletionHandler, McpServer, PromptDef, ResourceDef, ResourceTemplateDef, ToolDef,
+};
+
+/// Why a server could not be built.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuildError(pub String);
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BuildError {}
+
+/// Collects tools, prompts, resources and settings, then builds an [`McpServer`].
+pub struct McpServerBuilder {
+    info: Implementation,
+    instructions: Option<String>,
+    tools: Vec<ToolDef>,
+    prompts: Vec<PromptDef>,
+    resources: Vec<ResourceDef>,
+    templates: Vec<ResourceTemplateDef>,
+    completion: Option<CompletionHandler>,
+    codec: Option<RequestStateCodec>,
+    ledger: Option<Arc<dyn TicketLedger>>,
+    discover_cache: CacheHint,
+    list_cache: CacheHint,
+    read_cache: CacheHint,
+    page_size: usize,
+}
+
+impl McpServerBuilder {
+    pub(crate) fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        Self {
+            info: Implementation::new(name, version),
+            instructions: None,
+            tools: Vec::new(),
+            prompts: Vec::new(),
+            resources: Vec::new(),
+            templates: Vec::new(),
+            completion: None,
+            codec: None,
+            ledger: None,
+            discover_cache: CacheHint::new(60_000, CacheScope::Private),
+            list_cache: CacheHint::new(60_000, CacheScope::Private),
+            read_cache: CacheHint::new(0, CacheScope::Private),
+            page_size: 100,
+        }
+    }
+
+    /// Guidance for the model, returned by `server/discover`.
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// Human-readable server title.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.info.title = Some(title.into());
+        self
+    }
+
+    /// Registers a tool.
+    pub fn tool(mut self, tool: ToolDef) -> Self {
+        self.tools.push(tool);
+        self
+    }
+
+    /// Registers a prompt.
+    pub fn prompt(mut self, prompt: PromptDef) -> Self {
+        self.prompts.push(prompt);
+        self
+    }
+
+    /// Registers a resource.
+    pub fn resource(mut self, resource: ResourceDef) -> Self {
+        self.resources.push(resource);
+        self
+    }
+
+    /// Registers a resource template.
+    pub fn resource_template(mut self, template: ResourceTemplateDef) -> Self {
+        self.templates.push(template);
+        self
+    }
+
+    /// Serves `completion/complete` with `handler`.
+    pub fn completion(mut self, handler: CompletionHandler) -> Self {
+        self.completion = Some(handler);
+        self
+    }
+
+    /// The codec that seals and opens `requestState` tickets (needed by any handler that asks for input).
+    pub fn request_state(mut self, codec: RequestStateCodec) -> Self {
+        self.codec = Some(codec);
+        self
+    }
+
+    /// The ledger single-use tools redeem tickets through (default: in memory, 100,000 entries).
+    pub fn ticket_ledger(mut self, ledger: Arc<dyn TicketLedger>) -> Self {
+        self.ledger = Some(ledger);
+        self
+    }
+
+    /// Caching hint of `server/discover`.
+    pub fn discover_cache(mut self, hint: CacheHint) -> Self {
+        self.discover_cache = hint;
+        self
+    }
+
+    /// Caching hint of the list methods.
+    pub fn list_cache(mut self, hint: CacheHint) -> Self {
+        self.list_cache = hint;
+        self
+    }
+
+    /// Caching hint of `resources/read`.
+    pub fn read_cache(mut self, hint: CacheHint) -> Self {
+        self.read_cache = hint;
+        self
+    }
+
+    /// Items per page of the list methods (at least 1).
+    pub fn page_size(mut self, page_size: usize) -> Self {
+        self.page_size = page_size.max(1);
+        self
+    }
+
+    /// Checks the registrations and builds the server.
+    pub fn build(self) -> Result<McpServer, BuildError> {
+        let mut tools = IndexMap::new();
+        for tool in self.tools {
+            let name = tool.tool.name.clone();
+            if !is_valid_tool_name(&name) {
+                return Err(BuildError(format!(
+                    "tool name {name:?} is invalid: use 1 to 128 characters of A-Z, a-z, 0-9, '_', '-' and '.'"
+                )));
+            }
+            if tool.handler.is_none() {
+                return Err(BuildError(format!("tool {name:?} has no handler")));
+            }
+            if tool.tool.input_schema.get("type").and_then(|t| t.as_str()) != Some("object") {
+                return Err(BuildError(format!(
+                    "tool {name:?}: inputSchema must have type \"object\""
+                )));
+            }
+            if tools.insert(name.clone(), tool).is_some() {
+                return Err(BuildError(format!("tool {name:?} is registered twice")));
+            }
+        }
+        let mut prompts = IndexMap::new();
+        for prompt in self.prompts {
+            let name = prompt.prompt.name.clone();
+            if prompt.handler.is_none() {
+                return Err(BuildError(format!("prompt {name:?} has no handler")));
+            }
+            if prompts.insert(name.clone(), prompt).is_some() {
+                return Err(BuildError(format!("prompt {name:?} is registered twice")));
+            }
+        }
+        let mut resources = IndexMap::new();
+        for resource in self.resources {
+            let uri = resource.resource.uri.clone();
+            if resource.handler.is_none() {
+                return Err(BuildError(format!("resource {uri:?} has no handler")));
+            }
+            if resources.insert(uri.clone(), resource).is_some() {
+                return Err(BuildError(format!("resource {uri:?} is registered twice")));
+            }
+        }
+        if let Some(t) = self.templates.iter().find(|t| t.handler.is_none()) {
+            return Err(BuildError(format!(
+                "resource template {:?} has no handler",
+                t.template.uri_template
+            )));
+        }
+        let single_use = tools.values().any(|t| t.single_use);
+        if single_use && self.codec.is_none() {
+            return Err(BuildError(
+                "a single-use tool needs a requestState codec (McpServerBuilder::request_state)"
+                    .into(),
+            ));
+        }
+        let ledger = match self.ledger {
+            Some(l) => Some(l),
+            None if single_use => Some(Arc::new(MemoryLedger::new(MemoryLedger::DEFAULT_CAPACITY))
+                as Arc<dyn TicketLedger>),
+            None => None,
+        };
+        let result_meta = json!({ SERVER_INFO_KEY: self.info });
+        Ok(McpServer {
+            info: self.info,
+            instructions: self.instructions,
+            tools,
+            prompts,
+            resources,
+            templates: self.templates,
+            completion: self.completion,
+            codec: self.codec,
+            ledger,
+            discover_cache: self.discover_cache,
+            list_cache: self.list_cache,
+            read_cache: self.read_cache,
+            page_size: self.page_size,
+            result_meta,
+        })
+    }
+}

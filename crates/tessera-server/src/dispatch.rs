@@ -1,0 +1,650 @@
+//! Dispatching one JSON-RPC request: envelope, method, the multi round-trip flow.
+
+use std::sync::Arc;
+
+use indexmap::IndexMap;
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+use tessera_protocol::{
+    CallToolResult, ClientCapabilities, CompleteRequestParams, CompleteResult, DiscoverResult,
+    ElicitationCapability, InputRequiredResult, JsonObject, JsonRpcErrorResponse, JsonRpcRequest,
+    JsonRpcResultResponse, ListChangedCapability, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, RequestId, RequestMeta, ResourcesCapability,
+    STATELESS_PROTOCOL_VERSIONS, ServerCapabilities,
+};
+use tessera_state::{Binding, TicketLedger};
+
+use crate::answer::{Slot, collect};
+use crate::context::RequestScope;
+use crate::error::RequestStateFailure;
+use crate::handler::{CallInput, ErasedReply};
+use crate::input_required::Pending;
+use crate::legacy::{needs_modern_message, to_legacy_shape};
+use crate::pagination::{offset_of, page};
+use crate::ticket::{Asked, TicketBody};
+use crate::{BoxFuture, McpServer, Reply, RequestFacts, ServerError};
+
+/// The outcome of one request: its id and its result or error.
+#[derive(Debug)]
+pub struct Handled {
+    /// The request's id, echoed.
+    pub id: RequestId,
+    /// The result, or why the request failed.
+    pub result: Result<Value, ServerError>,
+}
+
+impl Handled {
+    /// `complete`, `input_required` or `error`: for logs and metrics.
+    pub fn outcome(&self) -> &'static str {
+        match &self.result {
+            Ok(v) if v.get("resultType").and_then(Value::as_str) == Some("input_required") => {
+                "input_required"
+            }
+            Ok(_) => "complete",
+            Err(_) => "error",
+        }
+    }
+
+    /// The JSON-RPC response as a JSON value.
+    pub fn to_json(&self) -> Value {
+        match &self.result {
+            Ok(result) => json!(JsonRpcResultResponse::new(self.id.clone(), result)),
+            Err(e) => json!(JsonRpcErrorResponse::new(
+                Some(self.id.clone()),
+                e.to_error_object()
+            )),
+        }
+    }
+
+    /// The JSON-RPC response serialised.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        #[derive(Serialize)]
+        struct Ok<'a> {
+            jsonrpc: &'static str,
+            id: &'a RequestId,
+            result: &'a Value,
+        }
+        match &self.result {
+            Result::Ok(result) => serde_json::to_vec(&Ok {
+                jsonrpc: "2.0",
+                id: &self.id,
+                result,
+            }),
+            Err(_) => serde_json::to_vec(&self.to_json()),
+        }
+        .unwrap_or_default()
+    }
+}
+
+/// A handler call waiting for its input.
+type PendingRun<'a, R> = Box<
+    dyn FnOnce(CallInput) -> BoxFuture<'static, Result<ErasedReply<R>, ServerError>> + Send + 'a,
+>;
+
+/// What an MRTR-capable method needs: its name, target, arguments to bind and handler.
+struct MrtrCall<'a, R> {
+    method: &'static str,
+    kind: &'static str,
+    target: &'a str,
+    arguments: &'a Value,
+    single_use: bool,
+    run: PendingRun<'a, R>,
+}
+
+impl McpServer {
+    /// Handles one JSON-RPC request and returns its response.
+    pub async fn handle(&self, request: JsonRpcRequest<Value>, facts: RequestFacts) -> Handled {
+        let id = request.id.clone();
+        let legacy = facts.legacy_version().is_some();
+        let mut result = if legacy {
+            self.handle_legacy(request, facts).await
+        } else {
+            self.handle_modern(request, facts).await
+        };
+        if let Ok(value) = &mut result {
+            if legacy {
+                to_legacy_shape(value);
+            } else if let Some(o) = value.as_object_mut() {
+                o.entry("_meta").or_insert_with(|| self.result_meta.clone());
+            }
+        }
+        Handled { id, result }
+    }
+
+    /// Handles a notification: nothing to answer; noted in the log.
+    pub fn handle_notification(&self, method: &str) {
+        tracing::debug!(method, "notification received");
+    }
+
+    async fn handle_modern(
+        &self,
+        request: JsonRpcRequest<Value>,
+        facts: RequestFacts,
+    ) -> Result<Value, ServerError> {
+        let params = request.params.as_ref();
+        let meta = crate::envelope::read_meta(params)?;
+        let scope = |target: &str| {
+            Arc::new(RequestScope {
+                id: request.id.clone(),
+                target: target.to_owned(),
+                meta: meta.clone(),
+                facts: facts.clone(),
+            })
+        };
+        match request.method.as_str() {
+            "server/discover" => Ok(json!(DiscoverResult {
+                supported_versions: STATELESS_PROTOCOL_VERSIONS
+                    .iter()
+                    .map(|v| (*v).to_owned())
+                    .collect(),
+                capabilities: self.capabilities(),
+                instructions: self.instructions.clone(),
+                ttl_ms: self.discover_cache.ttl_ms,
+                cache_scope: self.discover_cache.scope,
+                ..DiscoverResult::default()
+            })),
+            "tools/list" => self.list_tools(params),
+            "tools/call" => self.call_tool(params, scope).await,
+            "prompts/list" if !self.prompts.is_empty() => self.list_prompts(params),
+            "prompts/get" if !self.prompts.is_empty() => self.get_prompt(params, scope).await,
+            "resources/list" if self.has_resources() => self.list_resources(params),
+            "resources/templates/list" if self.has_resources() => self.list_templates(params),
+            "resources/read" if self.has_resources() => self.read_resource(params, scope).await,
+            "completion/complete" if self.completion.is_some() => self.complete(params).await,
+            other => Err(ServerError::MethodNotFound {
+                method: other.to_owned(),
+            }),
+        }
+    }
+
+    async fn handle_legacy(
+        &self,
+        request: JsonRpcRequest<Value>,
+        facts: RequestFacts,
+    ) -> Result<Value, ServerError> {
+        let params = request.params.as_ref();
+        let meta = RequestMeta::default();
+        let scope = |target: &str| {
+            Arc::new(RequestScope {
+                id: request.id.clone(),
+                target: target.to_owned(),
+                meta: meta.clone(),
+                facts: facts.clone(),
+            })
+        };
+        match request.method.as_str() {
+            "initialize" => Ok(self.initialize_result(params)),
+            "ping" => Ok(json!({})),
+            "tools/list" => self.list_tools(params),
+            "tools/call" => self.call_tool(params, scope).await,
+            "prompts/list" if !self.prompts.is_empty() => self.list_prompts(params),
+            "prompts/get" if !self.prompts.is_empty() => self.get_prompt(params, scope).await,
+            "resources/list" if self.has_resources() => self.list_resources(params),
+            "resources/templates/list" if self.has_resources() => self.list_templates(params),
+            "resources/read" if self.has_resources() => self.read_resource(params, scope).await,
+            "completion/complete" if self.completion.is_some() => self.complete(params).await,
+            other => Err(ServerError::MethodNotFound {
+                method: other.to_owned(),
+            }),
+        }
+    }
+
+    fn has_resources(&self) -> bool {
+        !self.resources.is_empty() || !self.templates.is_empty()
+    }
+
+    /// What `server/discover` (and `initialize`) report, derived from the registrations.
+    pub(crate) fn capabilities(&self) -> ServerCapabilities {
+        ServerCapabilities {
+            tools: (!self.tools.is_empty()).then_some(ListChangedCapability {
+                list_changed: Some(false),
+            }),
+            prompts: (!self.prompts.is_empty()).then_some(ListChangedCapability {
+                list_changed: Some(false),
+            }),
+            resources: self.has_resources().then_some(ResourcesCapability {
+                list_changed: Some(false),
+                subscribe: Some(false),
+            }),
+            completions: self.completion.as_ref().map(|_| JsonObject::new()),
+            logging: Some(JsonObject::new()),
+            ..ServerCapabilities::default()
+        }
+    }
+
+    fn list_tools(&self, params: Option<&Value>) -> Result<Value, ServerError> {
+        let offset = offset_of(cursor(params)?, self.tools.len())?;
+        let (tools, next_cursor) = page(
+            self.tools.values().map(|t| t.tool.clone()),
+            offset,
+            self.page_size,
+            self.tools.len(),
+        );
+        Ok(json!(ListToolsResult {
+            tools,
+            next_cursor,
+            ttl_ms: self.list_cache.ttl_ms,
+            cache_scope: self.list_cache.scope,
+            ..ListToolsResult::default()
+        }))
+    }
+
+    fn list_prompts(&self, params: Option<&Value>) -> Result<Value, ServerError> {
+        let offset = offset_of(cursor(params)?, self.prompts.len())?;
+        let (prompts, next_cursor) = page(
+            self.prompts.values().map(|p| p.prompt.clone()),
+            offset,
+            self.page_size,
+            self.prompts.len(),
+        );
+        Ok(json!(ListPromptsResult {
+            prompts,
+            next_cursor,
+            ttl_ms: self.list_cache.ttl_ms,
+            cache_scope: self.list_cache.scope,
+            ..ListPromptsResult::default()
+        }))
+    }
+
+    fn list_resources(&self, params: Option<&Value>) -> Result<Value, ServerError> {
+        let offset = offset_of(cursor(params)?, self.resources.len())?;
+        let (resources, next_cursor) = page(
+            self.resources.values().map(|r| r.resource.clone()),
+            offset,
+            self.page_size,
+            self.resources.len(),
+        );
+        Ok(json!(ListResourcesResult {
+            resources,
+            next_cursor,
+            ttl_ms: self.list_cache.ttl_ms,
+            cache_scope: self.list_cache.scope,
+            ..ListResourcesResult::default()
+        }))
+    }
+
+    fn list_templates(&self, params: Option<&Value>) -> Result<Value, ServerError> {
+        let offset = offset_of(cursor(params)?, self.templates.len())?;
+        let (resource_templates, next_cursor) = page(
+            self.templates.iter().map(|t| t.template.clone()),
+            offset,
+            self.page_size,
+            self.templates.len(),
+        );
+        Ok(json!(ListResourceTemplatesResult {
+            resource_templates,
+            next_cursor,
+            ttl_ms: self.list_cache.ttl_ms,
+            cache_scope: self.list_cache.scope,
+            ..ListResourceTemplatesResult::default()
+        }))
+    }
+
+    async fn complete(&self, params: Option<&Value>) -> Result<Value, ServerError> {
+        let Some(handler) = &self.completion else {
+            return Err(ServerError::MethodNotFound {
+                method: "completion/complete".into(),
+            });
+        };
+        let params: CompleteRequestParams =
+            serde_json::from_value(params.cloned().unwrap_or(Value::Null)).map_err(|e| {
+                ServerError::invalid_params(format!("Invalid completion/complete params: {e}"))
+            })?;
+        let mut completion = (handler.0)(params).await;
+        completion.values.truncate(100);
+        Ok(json!(CompleteResult {
+            completion,
+            ..CompleteResult::default()
+        }))
+    }
+
+    async fn call_tool(
+        &self,
+        params: Option<&Value>,
+        scope: impl Fn(&str) -> Arc<RequestScope>,
+    ) -> Result<Value, ServerError> {
+        let name = required_str(params, "name", "tools/call")?;
+        let tool = self
+            .tools
+            .get(name)
+            .ok_or_else(|| ServerError::invalid_params(format!("Tool {name} not found")))?;
+        let arguments = match params.and_then(|p| p.get("arguments")) {
+            None | Some(Value::Null) => Value::Object(Map::new()),
+            Some(a @ Value::Object(_)) => a.clone(),
+            Some(_) => {
+                return Err(ServerError::invalid_params(
+                    "Invalid tools/call params: arguments must be an object",
+                ));
+            }
+        };
+        let Some(handler) = tool.handler.clone() else {
+            return Err(ServerError::Internal {
+                message: format!("tool {name} has no handler"),
+            });
+        };
+        let args_for_handler = arguments.clone();
+        let call = MrtrCall {
+            method: "tools/call",
+            kind: "Tool",
+            target: name,
+            arguments: &arguments,
+            single_use: tool.single_use,
+            run: Box::new(move |input| handler(input, args_for_handler)),
+        };
+        match self.run_mrtr(call, params, scope(name)).await {
+            Err(ServerError::LegacyInputRequired { message }) => {
+                Ok(json!(CallToolResult::error(message)))
+            }
+            other => other,
+        }
+    }
+
+    async fn get_prompt(
+        &self,
+        params: Option<&Value>,
+        scope: impl Fn(&str) -> Arc<RequestScope>,
+    ) -> Result<Value, ServerError> {
+        let name = required_str(params, "name", "prompts/get")?;
+        let prompt = self
+            .prompts
+            .get(name)
+            .ok_or_else(|| ServerError::invalid_params(format!("Prompt {name} not found")))?;
+        let arguments = params
+            .and_then(|p| p.get("arguments"))
+            .cloned()
+            .unwrap_or_else(|| json!({}));
+        let args: IndexMap<String, String> =
+            serde_json::from_value(arguments.clone()).map_err(|e| {
+                ServerError::invalid_params(format!(
+                    "Invalid prompts/get arguments (a map of strings): {e}"
+                ))
+            })?;
+        if let Some(missing) = prompt.missing_argument(&args) {
+            return Err(ServerError::invalid_params(format!(
+                "Missing required argument {missing:?} for prompt {name}"
+            )));
+        }
+        let Some(handler) = prompt.handler.clone() else {
+            return Err(ServerError::Internal {
+                message: format!("prompt {name} has no handler"),
+            });
+        };
+        let call = MrtrCall {
+            method: "prompts/get",
+            kind: "Prompt",
+            target: name,
+            arguments: &arguments,
+            single_use: false,
+            run: Box::new(move |input| handler(input, args)),
+        };
+        self.run_mrtr(call, params, scope(name)).await
+    }
+
+    async fn read_resource(
+        &self,
+        params: Option<&Value>,
+        scope: impl Fn(&str) -> Arc<RequestScope>,
+    ) -> Result<Value, ServerError> {
+        let uri = required_str(params, "uri", "resources/read")?;
+        let (handler, vars) = if let Some(resource) = self.resources.get(uri) {
+            (resource.handler.clone(), IndexMap::new())
+        } else if let Some((template, vars)) = self
+            .templates
+            .iter()
+            .find_map(|t| t.matches(uri).map(|v| (t, v)))
+        {
+            (template.handler.clone(), vars)
+        } else {
+            return Err(ServerError::InvalidParams {
+                message: format!("Resource {uri} not found"),
+            });
+        };
+        let Some(handler) = handler else {
+            return Err(ServerError::Internal {
+                message: format!("resource {uri} has no handler"),
+            });
+        };
+        let no_arguments = Value::Object(Map::new());
+        let call = MrtrCall {
+            method: "resources/read",
+            kind: "Resource",
+            target: uri,
+            arguments: &no_arguments,
+            single_use: false,
+            run: Box::new(move |input| handler(input, vars)),
+        };
+        let mut value = self.run_mrtr(call, params, scope(uri)).await?;
+        if let Some(o) = value.as_object_mut()
+            && o.get("resultType").and_then(Value::as_str) == Some("complete")
+        {
+            o.entry("ttlMs").or_insert(json!(self.read_cache.ttl_ms));
+            o.entry("cacheScope")
+                .or_insert(json!(self.read_cache.scope));
+        }
+        Ok(value)
+    }
+
+    /// The multi round-trip flow shared by tools, prompts and resources:
+    /// open the ticket, read the answers, run the handler, seal the next ticket.
+    async fn run_mrtr<R: Serialize>(
+        &self,
+        call: MrtrCall<'_, R>,
+        params: Option<&Value>,
+        scope: Arc<RequestScope>,
+    ) -> Result<Value, ServerError> {
+        let binding = Binding::new(
+            call.method,
+            call.target,
+            call.arguments,
+            scope.facts.principal.as_deref(),
+            &self.info.name,
+        );
+        let body = match params.and_then(|p| p.get("requestState")) {
+            None => TicketBody::default(),
+            Some(token) => self.open_ticket(token, &binding, call.single_use).await?,
+        };
+        let responses = match params.and_then(|p| p.get("inputResponses")) {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(o)) => Some(o),
+            Some(_) => {
+                return Err(ServerError::invalid_params(
+                    "Invalid params: inputResponses must be an object keyed by input request",
+                ));
+            }
+        };
+        let answers = collect(&body.asked, responses);
+        let mut accepted = body.accepted;
+        let legacy_version = scope.facts.legacy_version().map(str::to_owned);
+        let capabilities = scope.meta.client_capabilities.clone().unwrap_or_default();
+        let input = CallInput {
+            scope,
+            state: body.state,
+            answers: answers.clone(),
+            earlier: accepted.clone(),
+        };
+        match (call.run)(input).await? {
+            Reply::Complete(result) => {
+                serde_json::to_value(result).map_err(|e| ServerError::Internal {
+                    message: format!("result cannot be serialised: {e}"),
+                })
+            }
+            Reply::InputRequired(ir) => {
+                if let Some(version) = legacy_version {
+                    let (key, method) = ir
+                        .requests
+                        .iter()
+                        .next()
+                        .map_or(("(state)", "requestState"), |(k, p)| {
+                            (k.as_str(), p.to_wire().method())
+                        });
+                    return Err(ServerError::LegacyInputRequired {
+                        message: needs_modern_message(
+                            call.kind,
+                            call.target,
+                            key,
+                            method,
+                            &version,
+                        ),
+                    });
+                }
+                check_capabilities(&ir.requests, &capabilities)?;
+                let Some(codec) = &self.codec else {
+                    return Err(ServerError::Internal {
+                        message: "this server has no requestState key configured, so it cannot ask for input \
+                                  (McpServerBuilder::request_state)"
+                            .into(),
+                    });
+                };
+                for (key, slot) in answers {
+                    if let (Slot::Accepted(content), Some(Asked::Form(_))) =
+                        (slot, body.asked.get(&key))
+                    {
+                        accepted.insert(key, content);
+                    }
+                }
+                let asked = ir
+                    .requests
+                    .iter()
+                    .map(|(k, p)| {
+                        let kind = match p {
+                            Pending::Form(f) => Asked::Form(f.schema.clone()),
+                            Pending::Url { .. } => Asked::Url,
+                            Pending::Sample(_) => Asked::Sample,
+                            Pending::Roots => Asked::Roots,
+                        };
+                        (k.clone(), kind)
+                    })
+                    .collect();
+                let next = TicketBody {
+                    state: ir.state,
+                    asked,
+                    accepted,
+                };
+                let token = codec
+                    .seal(&next, &binding)
+                    .map_err(|e| ServerError::Internal {
+                        message: format!("cannot seal requestState: {e}"),
+                    })?;
+                let input_requests = (!ir.requests.is_empty()).then(|| {
+                    ir.requests
+                        .iter()
+                        .map(|(k, p)| (k.clone(), p.to_wire()))
+                        .collect()
+                });
+                Ok(json!(InputRequiredResult {
+                    input_requests,
+                    request_state: Some(token),
+                    meta: None,
+                }))
+            }
+        }
+    }
+
+    async fn open_ticket(
+        &self,
+        token: &Value,
+        binding: &Binding,
+        single_use: bool,
+    ) -> Result<TicketBody, ServerError> {
+        let fail = |reason: RequestStateFailure| {
+            tracing::info!(reason = reason.reason(), detail = ?reason, "requestState refused");
+            ServerError::InvalidRequestState { reason }
+        };
+        let Value::String(token) = token else {
+            return Err(fail(RequestStateFailure::NotAString));
+        };
+        let Some(codec) = &self.codec else {
+            return Err(fail(RequestStateFailure::NoCodec));
+        };
+        let opened = codec
+            .open::<TicketBody>(token, binding)
+            .map_err(|e| fail(RequestStateFailure::Open(e)))?;
+        if single_use && let Some(ledger) = &self.ledger {
+            ledger
+                .consume(&opened.ticket_id, opened.expires_at)
+                .await
+                .map_err(|e| fail(RequestStateFailure::AlreadyUsed(e.reason())))?;
+        }
+        Ok(opened.payload)
+    }
+}
+
+/// Refuses input requests the client's capabilities do not cover (-32021), naming all of them.
+fn check_capabilities(
+    requests: &IndexMap<String, Pending>,
+    caps: &ClientCapabilities,
+) -> Result<(), ServerError> {
+    let mut required = ClientCapabilities::default();
+    let mut first: Option<(&str, &'static str)> = None;
+    for (key, pending) in requests {
+        let missing = match pending {
+            Pending::Form(_) if !caps.supports_form_elicitation() => {
+                required
+                    .elicitation
+                    .get_or_insert_with(ElicitationCapability::default)
+                    .form = Some(JsonObject::new());
+                true
+            }
+            Pending::Url { .. } if !caps.supports_url_elicitation() => {
+                required
+                    .elicitation
+                    .get_or_insert_with(ElicitationCapability::default)
+                    .url = Some(JsonObject::new());
+                true
+            }
+            Pending::Sample(_) if !caps.supports_sampling() => {
+                required.sampling = Some(Default::default());
+                true
+            }
+            Pending::Roots if !caps.supports_roots() => {
+                required.roots = Some(JsonObject::new());
+                true
+            }
+            _ => false,
+        };
+        if missing && first.is_none() {
+            first = Some((key, pending.to_wire().method()));
+        }
+    }
+    match first {
+        None => Ok(()),
+        Some((key, method)) => Err(ServerError::MissingCapability {
+            key: key.to_owned(),
+            method,
+            required: Box::new(required),
+        }),
+    }
+}
+
+fn cursor(params: Option<&Value>) -> Result<Option<&str>, ServerError> {
+    match params.and_then(|p| p.get("cursor")) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(_) => Err(ServerError::invalid_params(
+            "Invalid cursor: must be a string",
+        )),
+    }
+}
+
+fn required_str<'a>(
+    params: Option<&'a Value>,
+    key: &str,
+    method: &str,
+) -> Result<&'a str, ServerError> {
+    match params.and_then(|p| p.get(key)) {
+        Some(Value::String(s)) => Ok(s),
+        Some(_) => Err(ServerError::invalid_params(format!(
+            "Invalid {method} request: params.{key} must be a string"
+        ))),
+        None => Err(ServerError::invalid_params(format!(
+            "Invalid {method} request: params.{key} is required"
+        ))),
+    }
+}
+
+#[allow(dead_code)]
+fn _assert_send_sync() {
+    fn is<T: Send + Sync>() {}
+    is::<McpServer>();
+    is::<Arc<dyn TicketLedger>>();
+}

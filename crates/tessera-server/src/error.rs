@@ -1,0 +1,203 @@
+//! Every way a request can fail, and its JSON-RPC error (the one place codes are chosen).
+
+use std::fmt;
+
+use serde_json::json;
+use tessera_protocol::{
+    ClientCapabilities, ErrorObject, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST,
+    METHOD_NOT_FOUND, MISSING_REQUIRED_CLIENT_CAPABILITY, MissingCapabilityData,
+    STATELESS_PROTOCOL_VERSIONS, UNSUPPORTED_PROTOCOL_VERSION, UnsupportedVersionData,
+};
+use tessera_state::OpenError;
+
+/// A request the server refuses, with the reason a person can act on.
+#[derive(Debug)]
+pub enum ServerError {
+    /// Required `_meta` keys are absent (-32602).
+    MissingMeta {
+        /// The missing keys.
+        missing: Vec<&'static str>,
+    },
+    /// A `_meta` key has the wrong shape (-32602).
+    InvalidMeta {
+        /// The key.
+        key: &'static str,
+        /// What is wrong.
+        problem: String,
+    },
+    /// The protocol version is not served (-32022).
+    UnsupportedVersion {
+        /// The version asked for, if any.
+        requested: Option<String>,
+    },
+    /// No such method (-32601).
+    MethodNotFound {
+        /// The method asked for.
+        method: String,
+    },
+    /// Parameters that do not fit the method (-32602).
+    InvalidParams {
+        /// What is wrong.
+        message: String,
+    },
+    /// The ticket failed to open (-32602, one fixed message; the reason is only logged).
+    InvalidRequestState {
+        /// Why, for logs and metrics.
+        reason: RequestStateFailure,
+    },
+    /// An input request needs a capability the client did not declare (-32021).
+    MissingCapability {
+        /// The input request's key.
+        key: String,
+        /// Its method (`elicitation/create`, ...).
+        method: &'static str,
+        /// What the client would have to declare.
+        required: Box<ClientCapabilities>,
+    },
+    /// An initialize-era client was asked for input it cannot give (-32600).
+    LegacyInputRequired {
+        /// The full explanation.
+        message: String,
+    },
+    /// The server failed (-32603).
+    Internal {
+        /// What failed (safe to show).
+        message: String,
+    },
+}
+
+/// Why a `requestState` was refused.
+#[derive(Debug)]
+pub enum RequestStateFailure {
+    /// The codec refused it.
+    Open(OpenError),
+    /// The request carries `requestState` but it is not a string.
+    NotAString,
+    /// The server has no codec configured, so no ticket can be valid.
+    NoCodec,
+    /// A single-use ticket was presented again (or the ledger refused it).
+    AlreadyUsed(&'static str),
+    /// The ticket opened but its state does not fit the handler's type.
+    StateShape(String),
+}
+
+impl RequestStateFailure {
+    /// A short label for logs.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Self::Open(e) => e.reason(),
+            Self::NotAString => "not_a_string",
+            Self::NoCodec => "no_codec",
+            Self::AlreadyUsed(r) => r,
+            Self::StateShape(_) => "state_shape",
+        }
+    }
+}
+
+impl ServerError {
+    /// Invalid params with `message`.
+    pub fn invalid_params(message: impl Into<String>) -> Self {
+        Self::InvalidParams {
+            message: message.into(),
+        }
+    }
+
+    /// The JSON-RPC error code.
+    pub fn code(&self) -> i32 {
+        match self {
+            Self::MissingMeta { .. }
+            | Self::InvalidMeta { .. }
+            | Self::InvalidParams { .. }
+            | Self::InvalidRequestState { .. } => INVALID_PARAMS,
+            Self::UnsupportedVersion { .. } => UNSUPPORTED_PROTOCOL_VERSION,
+            Self::MethodNotFound { .. } => METHOD_NOT_FOUND,
+            Self::MissingCapability { .. } => MISSING_REQUIRED_CLIENT_CAPABILITY,
+            Self::LegacyInputRequired { .. } => INVALID_REQUEST,
+            Self::Internal { .. } => INTERNAL_ERROR,
+        }
+    }
+
+    /// Whether the request itself was malformed at the envelope level
+    /// (missing or invalid `_meta`, unsupported version, missing capability):
+    /// transports answer these with 400.
+    pub fn is_envelope_error(&self) -> bool {
+        matches!(
+            self,
+            Self::MissingMeta { .. }
+                | Self::InvalidMeta { .. }
+                | Self::UnsupportedVersion { .. }
+                | Self::MissingCapability { .. }
+        )
+    }
+
+    /// The JSON-RPC error object sent on the wire.
+    pub fn to_error_object(&self) -> ErrorObject {
+        let code = self.code();
+        match self {
+            Self::MissingMeta { missing } => ErrorObject::new(
+                code,
+                format!(
+                    "Invalid params: a protocol revision 2026-07-28 request must carry params._meta with {}; missing: {}",
+                    "io.modelcontextprotocol/protocolVersion and io.modelcontextprotocol/clientCapabilities",
+                    missing.join(", ")
+                ),
+            )
+            .with_data(json!({"envelope": {"missing": missing}})),
+            Self::InvalidMeta { key, problem } => ErrorObject::new(
+                code,
+                format!("Invalid _meta envelope for protocol revision 2026-07-28: {key}: {problem}"),
+            )
+            .with_data(json!({"envelope": {"key": key, "problem": problem}})),
+            Self::UnsupportedVersion { requested } => {
+                let message = match requested {
+                    Some(v) => format!(
+                        "Unsupported protocol version: {v} (this server speaks {})",
+                        STATELESS_PROTOCOL_VERSIONS.join(", ")
+                    ),
+                    None => format!(
+                        "Unsupported protocol version: the request did not name a protocol version (this server speaks {})",
+                        STATELESS_PROTOCOL_VERSIONS.join(", ")
+                    ),
+                };
+                let data = UnsupportedVersionData {
+                    supported: STATELESS_PROTOCOL_VERSIONS.iter().map(|v| (*v).to_owned()).collect(),
+                    requested: requested.clone(),
+                };
+                ErrorObject::new(code, message).with_data(json!(data))
+            }
+            Self::MethodNotFound { method } => {
+                ErrorObject::new(code, format!("Method not found: {method}"))
+            }
+            Self::InvalidParams { message } => ErrorObject::new(code, message.clone()),
+            Self::InvalidRequestState { .. } => {
+                ErrorObject::new(code, tessera_state::WIRE_MESSAGE)
+                    .with_data(json!({"reason": tessera_state::WIRE_REASON}))
+            }
+            Self::MissingCapability { key, method, required } => ErrorObject::new(
+                code,
+                format!(
+                    "Cannot request input '{key}' ({method}): the request's client capabilities do not declare the required capability"
+                ),
+            )
+            .with_data(json!(MissingCapabilityData {
+                required_capabilities: (**required).clone()
+            })),
+            Self::LegacyInputRequired { message } | Self::Internal { message } => {
+                ErrorObject::new(code, message.clone())
+            }
+        }
+    }
+}
+
+impl fmt::Display for ServerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::InvalidRequestState { reason } => {
+                write!(f, "invalid requestState ({})", reason.reason())
+            }
+            other => f.write_str(&other.to_error_object().message),
+        }
+    }
+}
+
+impl std::error::Error for ServerError {}

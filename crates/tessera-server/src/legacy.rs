@@ -1,0 +1,48 @@
+//! Serving initialize-era clients statelessly: `initialize`, `ping`, old result shapes.
+
+use serde_json::{Value, json};
+use tessera_protocol::{InitializeResult, LEGACY_PROTOCOL_VERSIONS};
+
+use crate::McpServer;
+
+impl McpServer {
+    /// The `initialize` result: the client's version when we know it, else the newest legacy one.
+    pub(crate) fn initialize_result(&self, params: Option<&Value>) -> Value {
+        let requested = params
+            .and_then(|p| p.get("protocolVersion"))
+            .and_then(Value::as_str)
+            .filter(|v| LEGACY_PROTOCOL_VERSIONS.contains(v))
+            .unwrap_or(LEGACY_PROTOCOL_VERSIONS[0]);
+        json!(InitializeResult {
+            protocol_version: requested.to_owned(),
+            capabilities: self.capabilities(),
+            server_info: self.info.clone(),
+            instructions: self.instructions.clone(),
+        })
+    }
+}
+
+/// Removes the 2026-07-28-only members from a result so an old client sees the old shape.
+pub(crate) fn to_legacy_shape(result: &mut Value) {
+    if let Some(o) = result.as_object_mut() {
+        o.remove("resultType");
+        o.remove("ttlMs");
+        o.remove("cacheScope");
+    }
+}
+
+/// The message a legacy client gets when a handler needs input.
+pub(crate) fn needs_modern_message(
+    kind: &str,
+    name: &str,
+    key: &str,
+    method: &str,
+    client_version: &str,
+) -> String {
+    format!(
+        "{kind} '{name}' needs input '{key}' ({method}), which requires MCP protocol revision {} \
+         (multi round-trip requests); this client speaks {client_version}. Use a client that supports {}.",
+        tessera_protocol::LATEST_PROTOCOL_VERSION,
+        tessera_protocol::LATEST_PROTOCOL_VERSION,
+    )
+}

@@ -1,0 +1,82 @@
+//! The immutable server: registries, codec, ledger and caching hints.
+
+use std::sync::Arc;
+
+use indexmap::IndexMap;
+use tessera_protocol::{CacheScope, Implementation};
+use tessera_state::{RequestStateCodec, TicketLedger};
+
+use crate::{
+    CompletionHandler, McpServerBuilder, PromptDef, ResourceDef, ResourceTemplateDef, ToolDef,
+};
+
+/// How long, and for whom, clients may cache a result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CacheHint {
+    /// Milliseconds the result stays fresh (`ttlMs`).
+    pub ttl_ms: u64,
+    /// Who may share the cached result (`cacheScope`).
+    pub scope: CacheScope,
+}
+
+impl CacheHint {
+    /// A hint of `ttl_ms` milliseconds for `scope`.
+    pub const fn new(ttl_ms: u64, scope: CacheScope) -> Self {
+        Self { ttl_ms, scope }
+    }
+}
+
+/// A stateless MCP server: built once, `Send + Sync`, shared behind an `Arc`.
+///
+/// Holds no mutable request state; every request is served from its own
+/// context. Dispatch one request with [`McpServer::handle`].
+pub struct McpServer {
+    pub(crate) info: Implementation,
+    pub(crate) instructions: Option<String>,
+    pub(crate) tools: IndexMap<String, ToolDef>,
+    pub(crate) prompts: IndexMap<String, PromptDef>,
+    pub(crate) resources: IndexMap<String, ResourceDef>,
+    pub(crate) templates: Vec<ResourceTemplateDef>,
+    pub(crate) completion: Option<CompletionHandler>,
+    pub(crate) codec: Option<RequestStateCodec>,
+    pub(crate) ledger: Option<Arc<dyn TicketLedger>>,
+    pub(crate) discover_cache: CacheHint,
+    pub(crate) list_cache: CacheHint,
+    pub(crate) read_cache: CacheHint,
+    pub(crate) page_size: usize,
+    pub(crate) result_meta: serde_json::Value,
+}
+
+impl McpServer {
+    /// Starts building a server named `name` at `version`.
+    pub fn builder(name: impl Into<String>, version: impl Into<String>) -> McpServerBuilder {
+        McpServerBuilder::new(name, version)
+    }
+
+    /// The server's name and version.
+    pub fn info(&self) -> &Implementation {
+        &self.info
+    }
+
+    /// The registered tools, in registration order.
+    pub fn tools(&self) -> impl Iterator<Item = &ToolDef> {
+        self.tools.values()
+    }
+
+    /// The requestState codec, if one is configured.
+    pub fn request_state_codec(&self) -> Option<&RequestStateCodec> {
+        self.codec.as_ref()
+    }
+}
+
+impl std::fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServer")
+            .field("info", &self.info)
+            .field("tools", &self.tools.keys().collect::<Vec<_>>())
+            .field("prompts", &self.prompts.keys().collect::<Vec<_>>())
+            .field("resources", &self.resources.keys().collect::<Vec<_>>())
+            .field("codec", &self.codec.is_some())
+            .finish_non_exhaustive()
+    }
+}

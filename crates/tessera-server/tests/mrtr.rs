@@ -1,0 +1,732 @@
+//! Dispatch-level multi round-trip flows (no HTTP): the counter's rounds,
+//! refusals, tickets that must not open, capability gating, legacy clients,
+//! single use, and every emitted message checked against the schema.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use tessera_protocol::{
+    CallToolResult, CreateMessageRequestParams, JsonRpcRequest, ReadResourceResult,
+    ResourceContents,
+};
+use tessera_server::{
+    Answer, ElicitForm, FormField, InputRequired, McpServer, PromptDef, RequestContext,
+    RequestFacts, ResourceDef, ToolDef, ToolReply,
+};
+use tessera_state::{KeyRing, RequestStateCodec, StateKey};
+
+const KEY: &str = "0123456789abcdef0123456789abcdef-test-key";
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct CounterArgs {
+    /// Current counter value
+    current: f64,
+}
+
+#[derive(Deserialize)]
+struct AmountForm {
+    amount: f64,
+}
+
+#[derive(Deserialize)]
+struct ConfirmForm {
+    confirm: bool,
+}
+
+const CANCELLED: &str = "Counter increase cancelled.";
+
+async fn increase_counter(ctx: RequestContext<()>, args: CounterArgs) -> ToolReply {
+    if matches!(
+        ctx.answer("amount"),
+        Answer::Declined | Answer::Cancelled | Answer::Invalid(_)
+    ) {
+        return CallToolResult::text(CANCELLED).into();
+    }
+    let Some(AmountForm { amount }) = ctx.accepted("amount") else {
+        return InputRequired::new()
+            .elicit(
+                "amount",
+                ElicitForm::new("By how much should the counter increase?").required(
+                    "amount",
+                    FormField::number()
+                        .title("Amount")
+                        .description("The amount to add to the current value"),
+                ),
+            )
+            .into();
+    };
+    match ctx.answer("confirmation") {
+        Answer::Missing => InputRequired::new()
+            .elicit(
+                "confirmation",
+                ElicitForm::new(format!("Increase {} by {}?", args.current, amount))
+                    .required("confirm", FormField::boolean().title("Confirm increase")),
+            )
+            .into(),
+        Answer::Accepted(_)
+            if ctx
+                .accepted::<ConfirmForm>("confirmation")
+                .is_some_and(|c| c.confirm) =>
+        {
+            CallToolResult::text(format!(
+                "Counter increased by {}; next value is {}",
+                amount,
+                args.current + amount
+            ))
+            .into()
+        }
+        _ => CallToolResult::text(CANCELLED).into(),
+    }
+}
+
+/// A three-round tool that reads round one's and round two's answers in round three.
+async fn survey(ctx: RequestContext<u32>, _args: Empty) -> ToolReply<u32> {
+    #[derive(Deserialize)]
+    struct Name {
+        name: String,
+    }
+    #[derive(Deserialize)]
+    struct Color {
+        color: String,
+    }
+    let round = ctx.state().copied().unwrap_or(0);
+    match (ctx.accepted::<Name>("name"), ctx.accepted::<Color>("color")) {
+        (None, _) => InputRequired::new()
+            .elicit(
+                "name",
+                ElicitForm::new("Name?").required("name", FormField::string()),
+            )
+            .state(round + 1)
+            .into(),
+        (Some(_), None) => InputRequired::new()
+            .elicit(
+                "color",
+                ElicitForm::new("Color?").required("color", FormField::select(["red", "blue"])),
+            )
+            .state(round + 1)
+            .into(),
+        (Some(n), Some(c)) => CallToolResult::text(format!(
+            "{} likes {} (round {})",
+            n.name,
+            c.color,
+            round + 1
+        ))
+        .into(),
+    }
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Empty {}
+
+/// Asks for one input of the kind named in its argument.
+async fn ask_kind(_ctx: RequestContext<()>, args: KindArgs) -> ToolReply {
+    let ir = match args.kind.as_str() {
+        "form" => {
+            InputRequired::new().elicit("k", ElicitForm::new("?").field("x", FormField::string()))
+        }
+        "url" => InputRequired::new().elicit_url("k", "Sign in", "https://example.com/login"),
+        "sample" => InputRequired::new().sample(
+            "k",
+            CreateMessageRequestParams {
+                messages: vec![],
+                max_tokens: 10,
+                ..Default::default()
+            },
+        ),
+        _ => InputRequired::new().list_roots("k"),
+    };
+    ir.into()
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct KindArgs {
+    kind: String,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Voucher {
+    code: String,
+}
+
+async fn redeem(ctx: RequestContext<Voucher>, _args: Empty) -> ToolReply<Voucher> {
+    match ctx.state() {
+        None => InputRequired::new()
+            .state(Voucher {
+                code: "FREE-COFFEE".into(),
+            })
+            .into(),
+        Some(v) => CallToolResult::text(format!("redeemed {}", v.code)).into(),
+    }
+}
+
+fn codec(ttl: Duration) -> RequestStateCodec {
+    let ring = KeyRing::new("k1", StateKey::from_secret_str(KEY).unwrap()).unwrap();
+    RequestStateCodec::builder(ring).ttl(ttl).build().unwrap()
+}
+
+fn server_with_ttl(ttl: Duration) -> McpServer {
+    McpServer::builder("stateless-mrtr-elicitation-demo", "1.0.0")
+        .request_state(codec(ttl))
+        .tool(
+            ToolDef::new("increase-counter")
+                .description("Calculate a counter increase using two stateless elicitation rounds")
+                .handler(increase_counter),
+        )
+        .tool(ToolDef::new("other-tool").handler(increase_counter))
+        .tool(ToolDef::new("survey").handler(survey))
+        .tool(ToolDef::new("ask").handler(ask_kind))
+        .tool(ToolDef::new("redeem").single_use().handler(redeem))
+        .prompt(
+            PromptDef::new("p").handler(|_ctx: RequestContext<()>, _args| async {
+                InputRequired::new()
+                    .elicit("x", ElicitForm::new("?").field("x", FormField::string()))
+                    .into()
+            }),
+        )
+        .resource(ResourceDef::new("counter://value", "value").handler(
+            |_ctx: RequestContext<()>, uri| async move {
+                ReadResourceResult {
+                    contents: vec![ResourceContents::text(uri, Some("text/plain"), "10")],
+                    ..Default::default()
+                }
+                .into()
+            },
+        ))
+        .build()
+        .unwrap()
+}
+
+fn server() -> McpServer {
+    server_with_ttl(Duration::from_secs(600))
+}
+
+fn all_caps() -> Value {
+    json!({"elicitation": {"form": {}, "url": {}}, "sampling": {}, "roots": {}})
+}
+
+fn call_params(tool: &str, args: Value, caps: Value) -> Value {
+    json!({
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
+            "io.modelcontextprotocol/clientCapabilities": caps
+        },
+        "name": tool,
+        "arguments": args
+    })
+}
+
+struct Harness {
+    server: McpServer,
+    next_id: i64,
+    validator: jsonschema::Validator,
+}
+
+impl Harness {
+    fn new(server: McpServer) -> Self {
+        let text = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../spec/2026-07-28/schema.json"),
+        )
+        .unwrap();
+        let mut schema: Value = serde_json::from_str(&text).unwrap();
+        schema["$ref"] = json!("#/$defs/JSONRPCResponse");
+        Self {
+            server,
+            next_id: 1,
+            validator: jsonschema::validator_for(&schema).unwrap(),
+        }
+    }
+
+    async fn send_as(&mut self, method: &str, params: Value, facts: RequestFacts) -> Value {
+        let request = JsonRpcRequest {
+            jsonrpc: Default::default(),
+            id: self.next_id.into(),
+            method: method.into(),
+            params: Some(params),
+        };
+        self.next_id += 1;
+        let handled = self.server.handle(request, facts.clone()).await;
+        let response = handled.to_json();
+        if facts.legacy_version().is_none() {
+            let errors: Vec<String> = self
+                .validator
+                .iter_errors(&response)
+                .map(|e| e.to_string())
+                .collect();
+            assert!(
+                errors.is_empty(),
+                "response fails the schema: {response}\n{errors:?}"
+            );
+        }
+        response
+    }
+
+    async fn send(&mut self, method: &str, params: Value) -> Value {
+        self.send_as(method, params, RequestFacts::modern()).await
+    }
+
+    async fn call(&mut self, params: Value) -> Value {
+        self.send("tools/call", params).await
+    }
+}
+
+fn text(response: &Value) -> &str {
+    response["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text in {response}"))
+}
+
+fn state(response: &Value) -> String {
+    response["result"]["requestState"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no requestState in {response}"))
+        .to_owned()
+}
+
+fn with(mut params: Value, state: Option<&str>, responses: Value) -> Value {
+    if let Some(s) = state {
+        params["requestState"] = json!(s);
+    }
+    params["inputResponses"] = responses;
+    params
+}
+
+fn counter() -> Value {
+    call_params(
+        "increase-counter",
+        json!({"current": 10}),
+        json!({"elicitation": {}}),
+    )
+}
+
+fn accept(content: Value) -> Value {
+    json!({"action": "accept", "content": content})
+}
+
+async fn round_two_state(h: &mut Harness) -> String {
+    let r1 = h.call(counter()).await;
+    let r2 = h
+        .call(with(
+            counter(),
+            Some(&state(&r1)),
+            json!({"amount": accept(json!({"amount": 5}))}),
+        ))
+        .await;
+    assert_eq!(
+        r2["result"]["inputRequests"]["confirmation"]["params"]["message"],
+        "Increase 10 by 5?"
+    );
+    state(&r2)
+}
+
+#[tokio::test]
+async fn the_counter_in_three_rounds() {
+    let mut h = Harness::new(server());
+    let r1 = h.call(counter()).await;
+    assert_eq!(r1["result"]["resultType"], "input_required");
+    let amount = &r1["result"]["inputRequests"]["amount"];
+    assert_eq!(amount["method"], "elicitation/create");
+    assert_eq!(
+        amount["params"]["message"],
+        "By how much should the counter increase?"
+    );
+    assert_eq!(
+        amount["params"]["requestedSchema"],
+        json!({"type": "object", "properties": {"amount": {"type": "number", "title": "Amount", "description": "The amount to add to the current value"}}, "required": ["amount"]})
+    );
+    let s2 = round_two_state(&mut h).await;
+    let r3 = h
+        .call(with(
+            counter(),
+            Some(&s2),
+            json!({"confirmation": accept(json!({"confirm": true}))}),
+        ))
+        .await;
+    assert_eq!(r3["result"]["resultType"], "complete");
+    assert_eq!(text(&r3), "Counter increased by 5; next value is 15");
+    assert_eq!(
+        r3["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+        "stateless-mrtr-elicitation-demo"
+    );
+}
+
+#[tokio::test]
+async fn anything_but_accept_cancels() {
+    let mut h = Harness::new(server());
+    let s1 = state(&h.call(counter()).await);
+    for answer in [
+        json!({"action": "decline"}),
+        json!({"action": "cancel"}),
+        accept(json!({"amount": "five"})),
+        json!({"action": "accept"}),
+        json!({"action": "maybe"}),
+        json!(42),
+    ] {
+        let r = h
+            .call(with(
+                counter(),
+                Some(&s1),
+                json!({"amount": answer.clone()}),
+            ))
+            .await;
+        assert_eq!(text(&r), CANCELLED, "round 2 answer {answer}");
+    }
+    let s2 = round_two_state(&mut h).await;
+    for answer in [
+        json!({"action": "decline"}),
+        json!({"action": "cancel"}),
+        accept(json!({"confirm": false})),
+        accept(json!({"confirm": "yes"})),
+    ] {
+        let r = h
+            .call(with(
+                counter(),
+                Some(&s2),
+                json!({"confirmation": answer.clone()}),
+            ))
+            .await;
+        assert_eq!(text(&r), CANCELLED, "round 3 answer {answer}");
+    }
+}
+
+#[tokio::test]
+async fn a_missing_answer_is_asked_again() {
+    let mut h = Harness::new(server());
+    let s1 = state(&h.call(counter()).await);
+    // Spec (mrtr): "the server SHOULD respond with a new InputRequiredResult" when needed responses are missing.
+    let r = h
+        .call(with(
+            counter(),
+            Some(&s1),
+            json!({"confirmation": accept(json!({"confirm": true}))}),
+        ))
+        .await;
+    assert!(r["result"]["inputRequests"]["amount"].is_object(), "{r}");
+    let s2 = round_two_state(&mut h).await;
+    let r = h.call(with(counter(), Some(&s2), json!({}))).await;
+    assert!(
+        r["result"]["inputRequests"]["confirmation"].is_object(),
+        "{r}"
+    );
+    // Answers without a ticket answer nothing that was asked: start over.
+    let r = h
+        .call(with(
+            counter(),
+            None,
+            json!({"amount": {"action": "decline"}}),
+        ))
+        .await;
+    assert!(r["result"]["inputRequests"]["amount"].is_object(), "{r}");
+}
+
+#[tokio::test]
+async fn unknown_extra_input_responses_are_ignored() {
+    let mut h = Harness::new(server());
+    let s1 = state(&h.call(counter()).await);
+    let r = h
+        .call(with(
+            counter(),
+            Some(&s1),
+            json!({"amount": accept(json!({"amount": 5, "note": "extra field"})), "surprise": {"action": "accept"}}),
+        ))
+        .await;
+    assert!(
+        r["result"]["inputRequests"]["confirmation"].is_object(),
+        "{r}"
+    );
+}
+
+fn assert_invalid_state(r: &Value) {
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    assert_eq!(r["error"]["message"], "Invalid or expired requestState");
+    assert_eq!(
+        r["error"]["data"],
+        json!({"reason": "invalid_request_state"})
+    );
+}
+
+#[tokio::test]
+async fn tickets_that_must_not_open() {
+    let mut h = Harness::new(server());
+    let s2 = round_two_state(&mut h).await;
+    let confirm = json!({"confirmation": accept(json!({"confirm": true}))});
+    // Tampered: flip one character in the middle.
+    let mut bytes = s2.clone().into_bytes();
+    let mid = bytes.len() / 2;
+    bytes[mid] = if bytes[mid] == b'A' { b'B' } else { b'A' };
+    let tampered = String::from_utf8(bytes).unwrap();
+    assert_invalid_state(
+        &h.call(with(counter(), Some(&tampered), confirm.clone()))
+            .await,
+    );
+    // Replayed with other arguments.
+    let other_args = call_params(
+        "increase-counter",
+        json!({"current": 999}),
+        json!({"elicitation": {}}),
+    );
+    assert_invalid_state(&h.call(with(other_args, Some(&s2), confirm.clone())).await);
+    // Replayed on another tool.
+    let other_tool = call_params(
+        "other-tool",
+        json!({"current": 10}),
+        json!({"elicitation": {}}),
+    );
+    assert_invalid_state(&h.call(with(other_tool, Some(&s2), confirm.clone())).await);
+    // Replayed on another method.
+    let p = json!({"_meta": counter()["_meta"], "name": "p", "requestState": s2});
+    assert_invalid_state(&h.send("prompts/get", p).await);
+    // Not a string, empty, garbage.
+    for bad in [json!(12345), json!(""), json!("hello")] {
+        let mut p = counter();
+        p["requestState"] = bad;
+        assert_invalid_state(&h.call(p).await);
+    }
+    // A ticket minted for principal A, presented by principal B.
+    let r1 = h
+        .send_as(
+            "tools/call",
+            counter(),
+            RequestFacts::modern().with_principal("alice"),
+        )
+        .await;
+    let r = h
+        .send_as(
+            "tools/call",
+            with(
+                counter(),
+                Some(&state(&r1)),
+                json!({"amount": accept(json!({"amount": 5}))}),
+            ),
+            RequestFacts::modern().with_principal("bob"),
+        )
+        .await;
+    assert_invalid_state(&r);
+}
+
+#[tokio::test]
+async fn an_expired_ticket_is_refused() {
+    let mut h = Harness::new(server_with_ttl(Duration::from_secs(1)));
+    let s1 = state(&h.call(counter()).await);
+    tokio::time::sleep(Duration::from_millis(2100)).await;
+    assert_invalid_state(
+        &h.call(with(
+            counter(),
+            Some(&s1),
+            json!({"amount": accept(json!({"amount": 5}))}),
+        ))
+        .await,
+    );
+}
+
+#[tokio::test]
+async fn round_three_reads_rounds_one_and_two_without_reminting() {
+    let mut h = Harness::new(server());
+    let p = call_params("survey", json!({}), json!({"elicitation": {}}));
+    let r1 = h.call(p.clone()).await;
+    let r2 = h
+        .call(with(
+            p.clone(),
+            Some(&state(&r1)),
+            json!({"name": accept(json!({"name": "Ada"}))}),
+        ))
+        .await;
+    assert!(r2["result"]["inputRequests"]["color"].is_object(), "{r2}");
+    let r3 = h
+        .call(with(
+            p.clone(),
+            Some(&state(&r2)),
+            json!({"color": accept(json!({"color": "blue"}))}),
+        ))
+        .await;
+    assert_eq!(text(&r3), "Ada likes blue (round 3)");
+    // A choice outside the enum is not accepted: the color is asked again.
+    let r = h
+        .call(with(
+            p,
+            Some(&state(&r2)),
+            json!({"color": accept(json!({"color": "green"}))}),
+        ))
+        .await;
+    assert!(r["result"]["inputRequests"]["color"].is_object(), "{r}");
+}
+
+#[tokio::test]
+async fn capability_gating_for_each_input_kind() {
+    let mut h = Harness::new(server());
+    let cases = [
+        ("form", json!({}), json!({"elicitation": {"form": {}}})),
+        (
+            "form",
+            json!({"elicitation": {"url": {}}}),
+            json!({"elicitation": {"form": {}}}),
+        ),
+        (
+            "url",
+            json!({"elicitation": {}}),
+            json!({"elicitation": {"url": {}}}),
+        ),
+        (
+            "sample",
+            json!({"elicitation": {}}),
+            json!({"sampling": {}}),
+        ),
+        ("roots", json!({"sampling": {}}), json!({"roots": {}})),
+    ];
+    for (kind, caps, required) in cases {
+        let r = h
+            .call(call_params("ask", json!({"kind": kind}), caps.clone()))
+            .await;
+        assert_eq!(r["error"]["code"], -32021, "{kind} with {caps}: {r}");
+        assert_eq!(
+            r["error"]["data"]["requiredCapabilities"], required,
+            "{kind}"
+        );
+        let ok = h
+            .call(call_params("ask", json!({"kind": kind}), all_caps()))
+            .await;
+        assert_eq!(ok["result"]["resultType"], "input_required", "{kind}: {ok}");
+    }
+}
+
+#[tokio::test]
+async fn a_single_use_ticket_redeems_once() {
+    let mut h = Harness::new(server());
+    let p = call_params("redeem", json!({}), json!({}));
+    let r1 = h.call(p.clone()).await;
+    assert!(
+        r1["result"].get("inputRequests").is_none(),
+        "state-only round: {r1}"
+    );
+    let s = state(&r1);
+    let mut retry = p.clone();
+    retry["requestState"] = json!(s);
+    assert_eq!(text(&h.call(retry.clone()).await), "redeemed FREE-COFFEE");
+    assert_invalid_state(&h.call(retry).await);
+}
+
+#[tokio::test]
+async fn legacy_clients_get_an_explanation_instead_of_a_form() {
+    let mut h = Harness::new(server());
+    let legacy = RequestFacts::legacy("2025-11-25");
+    let r = h
+        .send_as(
+            "tools/call",
+            json!({"name": "increase-counter", "arguments": {"current": 10}}),
+            legacy.clone(),
+        )
+        .await;
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    assert!(r["result"].get("resultType").is_none());
+    let msg = text(&r);
+    for needle in ["increase-counter", "'amount'", "2026-07-28", "2025-11-25"] {
+        assert!(msg.contains(needle), "{needle} missing from {msg}");
+    }
+    let r = h
+        .send_as("prompts/get", json!({"name": "p"}), legacy.clone())
+        .await;
+    assert_eq!(r["error"]["code"], -32600, "{r}");
+    let r = h.send_as("initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}), legacy.clone()).await;
+    assert_eq!(r["result"]["protocolVersion"], "2025-06-18");
+    let r = h.send_as("tools/list", json!({}), legacy).await;
+    assert!(
+        r["result"].get("resultType").is_none() && r["result"]["tools"].is_array(),
+        "{r}"
+    );
+}
+
+#[tokio::test]
+async fn invalid_arguments_are_a_tool_error_naming_the_field() {
+    let mut h = Harness::new(server());
+    let r = h
+        .call(call_params(
+            "increase-counter",
+            json!({"current": "ten"}),
+            json!({"elicitation": {}}),
+        ))
+        .await;
+    assert_eq!(r["result"]["isError"], true);
+    assert!(
+        text(&r).contains("current: invalid type: string \"ten\""),
+        "{r}"
+    );
+    let r = h.call(call_params("nope", json!({}), json!({}))).await;
+    assert_eq!(r["error"]["code"], -32602);
+    assert_eq!(r["error"]["message"], "Tool nope not found");
+}
+
+#[tokio::test]
+async fn envelope_errors_and_lists() {
+    let mut h = Harness::new(server());
+    let r = h.send("tools/list", json!({})).await;
+    assert_eq!(r["error"]["code"], -32602);
+    assert!(r["error"]["message"].as_str().unwrap().contains("_meta"));
+    let meta = json!({"_meta": counter()["_meta"]});
+    let r = h.send("tools/list", meta.clone()).await;
+    let names: Vec<&str> = r["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["increase-counter", "other-tool", "survey", "ask", "redeem"]
+    );
+    assert_eq!(
+        r["result"]["tools"][0]["inputSchema"]["properties"]["current"]["description"],
+        "Current counter value"
+    );
+    let r = h.send("server/discover", meta.clone()).await;
+    assert_eq!(r["result"]["supportedVersions"], json!(["2026-07-28"]));
+    assert!(r["result"]["capabilities"]["tools"].is_object());
+    let r = h.send("nothing/here", meta.clone()).await;
+    assert_eq!(r["error"]["code"], -32601);
+    let mut bad_cursor = meta.clone();
+    bad_cursor["cursor"] = json!("zzz");
+    assert_eq!(
+        h.send("tools/list", bad_cursor).await["error"]["code"],
+        -32602
+    );
+    let mut read = meta.clone();
+    read["uri"] = json!("counter://value");
+    let r = h.send("resources/read", read).await;
+    assert_eq!(r["result"]["contents"][0]["text"], "10");
+    assert_eq!(r["result"]["ttlMs"], 0);
+}
+
+#[tokio::test]
+async fn pagination_walks_every_tool_once() {
+    let mut b = McpServer::builder("many", "1").page_size(2);
+    for i in 0..5 {
+        b = b.tool(
+            ToolDef::new(format!("t{i}")).handler(|_c: RequestContext, _a: Empty| async {
+                ToolReply::from(CallToolResult::text("x"))
+            }),
+        );
+    }
+    let mut h = Harness::new(b.build().unwrap());
+    let mut seen = Vec::new();
+    let mut params = json!({"_meta": counter()["_meta"]});
+    loop {
+        let r = h.send("tools/list", params.clone()).await;
+        for t in r["result"]["tools"].as_array().unwrap() {
+            seen.push(t["name"].as_str().unwrap().to_owned());
+        }
+        match r["result"]["nextCursor"].as_str() {
+            Some(c) => params["cursor"] = json!(c),
+            None => break,
+        }
+    }
+    assert_eq!(seen, ["t0", "t1", "t2", "t3", "t4"]);
+}
+
+#[test]
+fn the_server_is_send_and_sync() {
+    fn is<T: Send + Sync + 'static>() {}
+    is::<McpServer>();
+    is::<Arc<McpServer>>();
+}

@@ -1,0 +1,10 @@
+//! The `increase-counter` server of the MRTR tutorial, built only from Tessera's public APIs.
+//!
+//! Round one asks for an amount, round two for a confirmation, round three
+//! answers `Counter increased by 5; next value is 15`. Anything other than an
+//! accept with valid content answers `Counter increase cancelled.`
+
+pub mod config;
+mod tool;
+
+pub use tool::{SERVER_NAME, counter_server, increase_counter_tool};
