@@ -306,9 +306,13 @@ impl McpEndpoint {
             started: Instant::now(),
         };
         let server = Arc::clone(&self.server);
+        let span = tracing::info_span!("mcp_request", method = %log.method, target = %log.target, id = %log.id);
         let running = Running::new(move |sink| {
             let facts = facts.with_notifications(sink);
-            Box::pin(async move { server.handle(request, facts).await })
+            Box::pin(tracing::Instrument::instrument(
+                async move { server.handle(request, facts).await },
+                span,
+            ))
         });
         match running.start(log.clone()).await {
             Start::Answered(handled) => {

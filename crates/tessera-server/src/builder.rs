@@ -152,6 +152,11 @@ impl McpServerBuilder {
             if tool.handler.is_none() {
                 return Err(BuildError(format!("tool {name:?} has no handler")));
             }
+            if let Some(problem) = tool.form_problems.first() {
+                return Err(BuildError(format!(
+                    "tool {name:?} asks for a form it cannot show: {problem}"
+                )));
+            }
             if tool.tool.input_schema.get("type").and_then(|t| t.as_str()) != Some("object") {
                 return Err(BuildError(format!(
                     "tool {name:?}: inputSchema must have type \"object\""

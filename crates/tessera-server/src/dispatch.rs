@@ -88,6 +88,8 @@ struct MrtrCall<'a, R> {
     target: &'a str,
     arguments: &'a Value,
     single_use: bool,
+    /// Forms an unasked answer is read against ([`ToolDef::expects_input`](crate::ToolDef::expects_input)).
+    expected: Option<&'a IndexMap<String, crate::ElicitForm>>,
     run: PendingRun<'a, R>,
 }
 
@@ -329,6 +331,7 @@ impl McpServer {
             target: name,
             arguments: &arguments,
             single_use: tool.single_use,
+            expected: Some(&tool.expected),
             run: Box::new(move |input| handler(input, args_for_handler)),
         };
         match self.run_mrtr(call, params, scope(name)).await {
@@ -375,6 +378,7 @@ impl McpServer {
             target: name,
             arguments: &arguments,
             single_use: false,
+            expected: None,
             run: Box::new(move |input| handler(input, args)),
         };
         self.run_mrtr(call, params, scope(name)).await
@@ -395,8 +399,8 @@ impl McpServer {
         {
             (template.handler.clone(), vars)
         } else {
-            return Err(ServerError::InvalidParams {
-                message: format!("Resource {uri} not found"),
+            return Err(ServerError::ResourceNotFound {
+                uri: uri.to_owned(),
             });
         };
         let Some(handler) = handler else {
@@ -411,6 +415,7 @@ impl McpServer {
             target: uri,
             arguments: &no_arguments,
             single_use: false,
+            expected: None,
             run: Box::new(move |input| handler(input, vars)),
         };
         let mut value = self.run_mrtr(call, params, scope(uri)).await?;
@@ -439,10 +444,15 @@ impl McpServer {
             scope.facts.principal.as_deref(),
             &self.info.name,
         );
-        let body = match params.and_then(|p| p.get("requestState")) {
+        let mut body = match params.and_then(|p| p.get("requestState")) {
             None => TicketBody::default(),
             Some(token) => self.open_ticket(token, &binding, call.single_use).await?,
         };
+        for (key, form) in call.expected.into_iter().flatten() {
+            body.asked
+                .entry(key.clone())
+                .or_insert_with(|| Asked::Form(form.schema.clone()));
+        }
         let responses = match params.and_then(|p| p.get("inputResponses")) {
             None | Some(Value::Null) => None,
             Some(Value::Object(o)) => Some(o),

@@ -40,6 +40,11 @@ pub enum ServerError {
         /// What is wrong.
         message: String,
     },
+    /// No resource or template matches the URI (-32602, `data.uri` names it).
+    ResourceNotFound {
+        /// The URI asked for.
+        uri: String,
+    },
     /// The ticket failed to open (-32602, one fixed message; the reason is only logged).
     InvalidRequestState {
         /// Why, for logs and metrics.
@@ -108,6 +113,7 @@ impl ServerError {
             Self::MissingMeta { .. }
             | Self::InvalidMeta { .. }
             | Self::InvalidParams { .. }
+            | Self::ResourceNotFound { .. }
             | Self::InvalidRequestState { .. } => INVALID_PARAMS,
             Self::UnsupportedVersion { .. } => UNSUPPORTED_PROTOCOL_VERSION,
             Self::MethodNotFound { .. } => METHOD_NOT_FOUND,
@@ -169,6 +175,10 @@ impl ServerError {
                 ErrorObject::new(code, format!("Method not found: {method}"))
             }
             Self::InvalidParams { message } => ErrorObject::new(code, message.clone()),
+            Self::ResourceNotFound { uri } => {
+                ErrorObject::new(code, format!("Resource {uri} not found"))
+                    .with_data(json!({"uri": uri}))
+            }
             Self::InvalidRequestState { .. } => {
                 ErrorObject::new(code, tessera_state::WIRE_MESSAGE)
                     .with_data(json!({"reason": tessera_state::WIRE_REASON}))

@@ -3,13 +3,14 @@
 use std::future::Future;
 use std::sync::Arc;
 
+use indexmap::IndexMap;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tessera_protocol::{CallToolResult, JsonObject, Tool, ToolAnnotations};
 
 use crate::handler::{CallInput, ErasedHandler, erase_reply, typed_context};
-use crate::{RequestContext, ToolReply};
+use crate::{ElicitForm, RequestContext, ToolReply};
 
 /// A tool: its definition as listed, and the handler that serves calls.
 ///
@@ -32,6 +33,8 @@ pub struct ToolDef {
     pub(crate) tool: Tool,
     pub(crate) handler: Option<ErasedHandler<CallToolResult, Value>>,
     pub(crate) single_use: bool,
+    pub(crate) form_problems: Vec<String>,
+    pub(crate) expected: IndexMap<String, ElicitForm>,
 }
 
 impl ToolDef {
@@ -52,6 +55,8 @@ impl ToolDef {
             },
             handler: None,
             single_use: false,
+            form_problems: Vec::new(),
+            expected: IndexMap::new(),
         }
     }
 
@@ -99,6 +104,35 @@ impl ToolDef {
     /// Each ticket of this tool is redeemed at most once (through the server's ticket ledger).
     pub fn single_use(mut self) -> Self {
         self.single_use = true;
+        self
+    }
+
+    /// Declares the form the tool asks under `key` when that answer is missing,
+    /// so a client may answer it up front: an answer under `key` that no
+    /// ticket asked for (e.g. a first call without `requestState`) is checked
+    /// against `form` and reaches the handler like an answer to an asked form.
+    /// Without this, answers to questions that were not asked are ignored.
+    ///
+    /// ```
+    /// use tessera_server::{ElicitForm, FormField, ToolDef};
+    /// let tool = ToolDef::new("greet")
+    ///     .expects_input("user_name", ElicitForm::new("What is your name?").required("name", FormField::string()));
+    /// # let _ = tool;
+    /// ```
+    pub fn expects_input(mut self, key: impl Into<String>, form: ElicitForm) -> Self {
+        self.expected.insert(key.into(), form);
+        self
+    }
+
+    /// Declares that the tool asks for a form derived from `T`
+    /// ([`ElicitForm::from_type`](crate::ElicitForm::from_type)); a type a form
+    /// cannot show (nested objects, arrays of non-enums...) fails
+    /// [`build`](crate::McpServerBuilder::build), naming the field.
+    pub fn asks_for<T: schemars::JsonSchema>(mut self) -> Self {
+        if let Err(e) = crate::schema::form_schema_of::<T>() {
+            self.form_problems
+                .push(format!("{} ({})", e, std::any::type_name::<T>()));
+        }
         self
     }
 

@@ -730,3 +730,25 @@ fn the_server_is_send_and_sync() {
     is::<McpServer>();
     is::<Arc<McpServer>>();
 }
+
+#[test]
+fn a_tool_asking_for_a_nested_form_fails_to_build() {
+    #[derive(schemars::JsonSchema)]
+    #[allow(dead_code)]
+    struct Address {
+        street: String,
+    }
+    #[derive(schemars::JsonSchema)]
+    #[allow(dead_code)]
+    struct Profile {
+        name: String,
+        address: Address,
+    }
+    let err = McpServer::builder("s", "1")
+        .tool(ToolDef::new("t").asks_for::<Profile>().handler(
+            |_c: RequestContext, _a: Empty| async { ToolReply::from(CallToolResult::text("x")) },
+        ))
+        .build()
+        .unwrap_err();
+    assert!(err.to_string().contains("form field `address`"), "{err}");
+}

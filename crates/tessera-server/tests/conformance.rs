@@ -1,0 +1,180 @@
+//! Behaviours the official MCP conformance suite checks beyond the flows of
+//! `mrtr.rs`: answers given up front to a declared form, and the
+//! resource-not-found error naming its URI. Every response is checked
+//! against the 2026-07-28 schema.
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tessera_protocol::{CallToolResult, JsonRpcRequest, ReadResourceResult, ResourceContents};
+use tessera_server::{
+    Answer, ElicitForm, FormField, InputRequired, McpServer, RequestContext, RequestFacts,
+    ResourceDef, ResourceTemplateDef, ToolDef, ToolReply,
+};
+use tessera_state::{KeyRing, RequestStateCodec, StateKey};
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Empty {}
+
+#[derive(Deserialize)]
+struct Name {
+    name: String,
+}
+
+fn name_form() -> ElicitForm {
+    ElicitForm::new("What is your name?").required("name", FormField::string())
+}
+
+async fn greet(ctx: RequestContext, _args: Empty) -> ToolReply {
+    match (ctx.accepted::<Name>("user_name"), ctx.answer("user_name")) {
+        (Some(Name { name }), _) => CallToolResult::text(format!("Hello, {name}!")).into(),
+        (None, Answer::Declined | Answer::Cancelled) => CallToolResult::text("No name.").into(),
+        (None, _) => InputRequired::new().elicit("user_name", name_form()).into(),
+    }
+}
+
+fn server() -> McpServer {
+    let key = StateKey::generate().unwrap();
+    let codec = RequestStateCodec::new(KeyRing::new("k1", key).unwrap());
+    let text = |_ctx: RequestContext, uri: String| async move {
+        ReadResourceResult {
+            contents: vec![ResourceContents::text(uri, Some("text/plain"), "x")],
+            ..Default::default()
+        }
+        .into()
+    };
+    McpServer::builder("conformance", "1")
+        .request_state(codec)
+        .tool(
+            ToolDef::new("greet_up_front")
+                .expects_input("user_name", name_form())
+                .handler(greet),
+        )
+        .tool(ToolDef::new("greet_asked_only").handler(greet))
+        .resource(ResourceDef::new("test://static", "static").handler(text))
+        .resource_template(ResourceTemplateDef::new("test://t/{id}", "t").handler(
+            move |ctx: RequestContext, uri: String, _vars| text(ctx, uri),
+        ))
+        .build()
+        .unwrap()
+}
+
+struct Harness {
+    server: McpServer,
+    next_id: i64,
+    validator: jsonschema::Validator,
+}
+
+impl Harness {
+    fn new() -> Self {
+        let text = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../spec/2026-07-28/schema.json"),
+        )
+        .unwrap();
+        let mut schema: Value = serde_json::from_str(&text).unwrap();
+        schema["$ref"] = json!("#/$defs/JSONRPCResponse");
+        Self {
+            server: server(),
+            next_id: 1,
+            validator: jsonschema::validator_for(&schema).unwrap(),
+        }
+    }
+
+    async fn send(&mut self, method: &str, mut params: Value) -> Value {
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}
+        });
+        let request = JsonRpcRequest {
+            jsonrpc: Default::default(),
+            id: self.next_id.into(),
+            method: method.into(),
+            params: Some(params),
+        };
+        self.next_id += 1;
+        let response = self
+            .server
+            .handle(request, RequestFacts::modern())
+            .await
+            .to_json();
+        let errors: Vec<String> = self
+            .validator
+            .iter_errors(&response)
+            .map(|e| e.to_string())
+            .collect();
+        assert!(errors.is_empty(), "{response}\n{errors:?}");
+        response
+    }
+}
+
+fn accept(content: Value) -> Value {
+    json!({"action": "accept", "content": content})
+}
+
+#[tokio::test]
+async fn an_expected_form_may_be_answered_without_a_ticket() {
+    let mut h = Harness::new();
+    let call = |tool: &str, responses: Value| {
+        json!({"name": tool, "arguments": {}, "inputResponses": responses})
+    };
+    // Answered up front, with unknown keys beside it: read, checked, complete.
+    let r = h
+        .send(
+            "tools/call",
+            call(
+                "greet_up_front",
+                json!({"user_name": accept(json!({"name": "Alice"})), "unknown_extra_key": accept(json!({"foo": "bar"}))}),
+            ),
+        )
+        .await;
+    assert_eq!(r["result"]["resultType"], "complete", "{r}");
+    assert_eq!(r["result"]["content"][0]["text"], "Hello, Alice!");
+    // A tool that did not declare the form ignores the same answer and asks.
+    let r = h
+        .send(
+            "tools/call",
+            call(
+                "greet_asked_only",
+                json!({"user_name": accept(json!({"name": "Alice"}))}),
+            ),
+        )
+        .await;
+    assert_eq!(r["result"]["resultType"], "input_required", "{r}");
+    // Up-front answers are still checked against the declared form.
+    for bad in [
+        json!({"user_name": 12345}),
+        json!({"user_name": accept(json!({"name": 7}))}),
+        json!({"wrong_key": accept(json!({"name": "Alice"}))}),
+        Value::Null,
+    ] {
+        let r = h.send("tools/call", call("greet_up_front", bad.clone())).await;
+        assert_eq!(r["result"]["resultType"], "input_required", "{bad}: {r}");
+        assert!(r["result"]["inputRequests"]["user_name"].is_object());
+    }
+    // The ordinary two rounds still work, with the ticket.
+    let r1 = h
+        .send("tools/call", json!({"name": "greet_up_front", "arguments": {}}))
+        .await;
+    let mut retry = call(
+        "greet_up_front",
+        json!({"user_name": accept(json!({"name": "Bob"}))}),
+    );
+    retry["requestState"] = r1["result"]["requestState"].clone();
+    let r2 = h.send("tools/call", retry).await;
+    assert_eq!(r2["result"]["content"][0]["text"], "Hello, Bob!", "{r2}");
+}
+
+#[tokio::test]
+async fn an_unknown_resource_is_an_error_naming_the_uri() {
+    let mut h = Harness::new();
+    let uri = "test://nonexistent-resource";
+    let r = h.send("resources/read", json!({"uri": uri})).await;
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    assert_eq!(r["error"]["data"]["uri"], uri);
+    assert_eq!(
+        r["error"]["message"],
+        "Resource test://nonexistent-resource not found"
+    );
+    let r = h.send("resources/read", json!({"uri": "test://t/7"})).await;
+    assert_eq!(r["result"]["contents"][0]["uri"], "test://t/7", "{r}");
+}
