@@ -1,0 +1,32 @@
+//! An MCP 2026-07-28 client that completes multi round-trip flows.
+//!
+//! Every request carries the per-request `_meta` (protocol version, client
+//! info, and capabilities derived from what the caller can actually answer)
+//! and the standard headers (`MCP-Protocol-Version`, `Mcp-Method`,
+//! `Mcp-Name`, mirrored `Mcp-Param-*`). Responses may be JSON or SSE. When a
+//! server answers `input_required`, [`McpClient::call_tool`] hands each input
+//! request to the caller's [`Elicitor`] and retries with a new id, the same
+//! arguments, the answers, and the `requestState` echoed byte for byte.
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), tessera_client::ClientError> {
+//! use tessera_client::McpClient;
+//! let client = McpClient::builder("http://127.0.0.1:8787/mcp").build()?;
+//! for tool in client.list_tools().await? {
+//!     println!("{}", tool.name);
+//! }
+//! # Ok(()) }
+//! ```
+
+mod client;
+mod elicitor;
+mod error;
+mod mcp_headers;
+mod scripted;
+mod sse;
+
+pub use client::{McpClient, McpClientBuilder, NotificationHandler};
+pub use elicitor::{BoxFuture, Elicitor, InputKinds};
+pub use error::ClientError;
+pub use mcp_headers::{encode_header_value, invalid_header_annotation};
+pub use scripted::{ScriptedAnswer, ScriptedElicitor};

@@ -1,0 +1,121 @@
+//! Answers given in advance: for tests, headless runs and fixtures.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+use tessera_protocol::{ElicitFormParams, ElicitResult, ElicitUrlParams, JsonObject};
+
+use crate::elicitor::BoxFuture;
+use crate::{ClientError, Elicitor, InputKinds};
+
+/// One prepared answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ScriptedAnswer {
+    /// Accept with this content (for URL mode the content is ignored).
+    Accept(JsonObject),
+    /// Decline.
+    Decline,
+    /// Cancel.
+    Cancel,
+}
+
+impl ScriptedAnswer {
+    /// Reads `"decline"`, `"cancel"`, `"accept"` (empty content) or an object of field values.
+    pub fn from_value(key: &str, value: &Value) -> Result<Self, String> {
+        match value {
+            Value::String(s) if s == "decline" => Ok(Self::Decline),
+            Value::String(s) if s == "cancel" => Ok(Self::Cancel),
+            Value::String(s) if s == "accept" => Ok(Self::Accept(JsonObject::new())),
+            Value::Object(o) => Ok(Self::Accept(o.clone())),
+            other => Err(format!(
+                "the answer for {key:?} must be an object of field values, \"accept\", \"decline\" or \"cancel\", not {other}"
+            )),
+        }
+    }
+
+    fn to_result(&self) -> ElicitResult {
+        match self {
+            Self::Accept(content) => ElicitResult::accept(content.clone()),
+            Self::Decline => ElicitResult::decline(),
+            Self::Cancel => ElicitResult::cancel(),
+        }
+    }
+}
+
+/// An [`Elicitor`] that answers form and URL requests from a map keyed by input-request key.
+///
+/// A request without a prepared answer is an error naming it — never a made-up decline.
+#[derive(Debug, Clone, Default)]
+pub struct ScriptedElicitor {
+    answers: HashMap<String, ScriptedAnswer>,
+}
+
+impl ScriptedElicitor {
+    /// Answers by key.
+    pub fn new(answers: HashMap<String, ScriptedAnswer>) -> Self {
+        Self { answers }
+    }
+
+    /// Reads `{"key": {"field": value} | "decline" | "cancel"}`.
+    pub fn from_json(value: &Value) -> Result<Self, String> {
+        let object = value
+            .as_object()
+            .ok_or("the answers must be a JSON object keyed by input request")?;
+        let answers = object
+            .iter()
+            .map(|(k, v)| ScriptedAnswer::from_value(k, v).map(|a| (k.clone(), a)))
+            .collect::<Result<_, _>>()?;
+        Ok(Self { answers })
+    }
+
+    /// The prepared answer for `key`, if any.
+    pub fn answer_for(&self, key: &str) -> Option<&ScriptedAnswer> {
+        self.answers.get(key)
+    }
+
+    /// Adds or replaces the answer for `key`.
+    pub fn insert(&mut self, key: impl Into<String>, answer: ScriptedAnswer) {
+        self.answers.insert(key.into(), answer);
+    }
+
+    fn lookup(&self, key: &str) -> Result<ElicitResult, ClientError> {
+        self.answers
+            .get(key)
+            .map(ScriptedAnswer::to_result)
+            .ok_or_else(|| {
+                ClientError::Elicitation(format!("no scripted answer for input request '{key}'"))
+            })
+    }
+}
+
+impl Elicitor for ScriptedElicitor {
+    fn kinds(&self) -> InputKinds {
+        InputKinds {
+            form: true,
+            url: true,
+            sampling: false,
+            roots: false,
+        }
+    }
+
+    fn form<'a>(
+        &'a self,
+        _server: &'a str,
+        key: &'a str,
+        _params: &'a ElicitFormParams,
+    ) -> BoxFuture<'a, Result<ElicitResult, ClientError>> {
+        Box::pin(async move { self.lookup(key) })
+    }
+
+    fn url<'a>(
+        &'a self,
+        _server: &'a str,
+        key: &'a str,
+        _params: &'a ElicitUrlParams,
+    ) -> BoxFuture<'a, Result<ElicitResult, ClientError>> {
+        Box::pin(async move {
+            self.lookup(key)
+                .map(|r| ElicitResult { content: None, ..r })
+        })
+    }
+}

@@ -1,0 +1,291 @@
+//! Client flows over real HTTP: against the counter server, a server that
+//! always asks, and a recording server that checks the wire byte for byte.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+use tessera_client::{ClientError, McpClient, ScriptedAnswer, ScriptedElicitor};
+use tessera_http::{EndpointOptions, McpEndpoint};
+use tessera_protocol::CallToolResult;
+use tessera_server::{
+    ElicitForm, FormField, InputRequired, McpServer, RequestContext, ToolDef, ToolReply,
+};
+use tessera_state::{KeyRing, RequestStateCodec, StateKey};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+
+fn codec() -> RequestStateCodec {
+    RequestStateCodec::new(
+        KeyRing::new(
+            "k1",
+            StateKey::from_secret_str("client-tests-key-0123456789abcdef").unwrap(),
+        )
+        .unwrap(),
+    )
+}
+
+async fn serve(server: McpServer) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(tessera_http::serve(
+        listener,
+        McpEndpoint::new(Arc::new(server), EndpointOptions::default()),
+        std::future::pending(),
+    ));
+    format!("http://{addr}/mcp")
+}
+
+fn answers(pairs: &[(&str, ScriptedAnswer)]) -> Arc<ScriptedElicitor> {
+    Arc::new(ScriptedElicitor::new(
+        pairs
+            .iter()
+            .cloned()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect::<HashMap<_, _>>(),
+    ))
+}
+
+fn accept(v: Value) -> ScriptedAnswer {
+    ScriptedAnswer::Accept(v.as_object().unwrap().clone())
+}
+
+fn text(r: &CallToolResult) -> &str {
+    r.content[0].as_text().unwrap()
+}
+
+#[tokio::test]
+async fn counter_accept_decline_cancel() {
+    let url = serve(counter::counter_server(codec()).unwrap()).await;
+    let client = McpClient::builder(&url)
+        .elicitor(answers(&[
+            ("amount", accept(json!({"amount": 5}))),
+            ("confirmation", accept(json!({"confirm": true}))),
+        ]))
+        .build()
+        .unwrap();
+    let tools = client.list_tools().await.unwrap();
+    assert_eq!(tools[0].name, "increase-counter");
+    let r = client
+        .call_tool("increase-counter", json!({"current": 10}))
+        .await
+        .unwrap();
+    assert_eq!(text(&r), "Counter increased by 5; next value is 15");
+
+    let declining = McpClient::builder(&url)
+        .elicitor(answers(&[("amount", ScriptedAnswer::Decline)]))
+        .build()
+        .unwrap();
+    let r = declining
+        .call_tool("increase-counter", json!({"current": 10}))
+        .await
+        .unwrap();
+    assert_eq!(text(&r), "Counter increase cancelled.");
+
+    let cancelling = McpClient::builder(&url)
+        .elicitor(answers(&[
+            ("amount", accept(json!({"amount": 5}))),
+            ("confirmation", ScriptedAnswer::Cancel),
+        ]))
+        .build()
+        .unwrap();
+    let r = cancelling
+        .call_tool("increase-counter", json!({"current": 10}))
+        .await
+        .unwrap();
+    assert_eq!(text(&r), "Counter increase cancelled.");
+}
+
+#[tokio::test]
+async fn no_elicitor_means_no_capability_and_no_invented_answer() {
+    let url = serve(counter::counter_server(codec()).unwrap()).await;
+    let client = McpClient::builder(&url).build().unwrap();
+    assert_eq!(client.capabilities(), Default::default());
+    // The server refuses to ask a client that declared nothing (-32021): no fabricated decline anywhere.
+    match client
+        .call_tool("increase-counter", json!({"current": 1}))
+        .await
+    {
+        Err(ClientError::Rpc { status: 400, error }) => assert_eq!(error.code, -32021),
+        other => panic!("expected -32021, got {other:?}"),
+    }
+    // An elicitor without the asked key is an error naming it.
+    let partial = McpClient::builder(&url)
+        .elicitor(answers(&[]))
+        .build()
+        .unwrap();
+    match partial
+        .call_tool("increase-counter", json!({"current": 1}))
+        .await
+    {
+        Err(ClientError::Elicitation(msg)) => assert!(msg.contains("'amount'"), "{msg}"),
+        other => panic!("expected an elicitation error, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn the_round_bound_is_enforced() {
+    let server = McpServer::builder("nagging", "1")
+        .request_state(codec())
+        .tool(
+            ToolDef::new("nag").handler(|_c: RequestContext, _a: Empty| async {
+                ToolReply::from(InputRequired::new().elicit(
+                    "again",
+                    ElicitForm::new("Again?").field("x", FormField::string()),
+                ))
+            }),
+        )
+        .build()
+        .unwrap();
+    let url = serve(server).await;
+    let client = McpClient::builder(&url)
+        .elicitor(answers(&[("again", accept(json!({"x": "y"})))]))
+        .max_rounds(3)
+        .build()
+        .unwrap();
+    match client.call_tool("nag", json!({})).await {
+        Err(ClientError::TooManyRounds(3)) => {}
+        other => panic!("expected TooManyRounds(3), got {other:?}"),
+    }
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Empty {}
+
+/// A server that records each request body and headers and answers from a script.
+async fn recording(script: Vec<(u16, Value)>) -> (String, Arc<Mutex<Vec<(String, Value)>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr: SocketAddr = listener.local_addr().unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&seen);
+    tokio::spawn(async move {
+        for (status, reply) in script {
+            let (mut s, _) = listener.accept().await.unwrap();
+            let mut buf = Vec::new();
+            let mut chunk = [0u8; 8192];
+            let (head, body) = loop {
+                let n = s.read(&mut chunk).await.unwrap();
+                buf.extend_from_slice(&chunk[..n]);
+                let text = String::from_utf8_lossy(&buf).into_owned();
+                if let Some((head, body)) = text.split_once("\r\n\r\n") {
+                    let len: usize = head
+                        .lines()
+                        .find_map(|l| {
+                            l.to_ascii_lowercase()
+                                .strip_prefix("content-length:")
+                                .map(|v| v.trim().parse().unwrap())
+                        })
+                        .unwrap_or(0);
+                    if body.len() >= len {
+                        break (head.to_owned(), body.to_owned());
+                    }
+                }
+            };
+            let request: Value = serde_json::from_str(&body).unwrap();
+            let mut reply = reply;
+            if let Some(o) = reply.as_object_mut() {
+                o.insert("id".into(), request["id"].clone());
+            }
+            log.lock().unwrap().push((head, request));
+            let payload = reply.to_string();
+            let response = format!(
+                "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{payload}",
+                payload.len()
+            );
+            s.write_all(response.as_bytes()).await.unwrap();
+        }
+    });
+    (format!("http://{addr}/mcp"), seen)
+}
+
+#[tokio::test]
+async fn tickets_are_echoed_byte_for_byte_with_fresh_ids() {
+    let ticket = "opaque \"ticket\" ✓ with \\ escapes and spaces ";
+    let ask = json!({"jsonrpc": "2.0", "result": {"resultType": "input_required", "requestState": ticket,
+        "inputRequests": {"confirm": {"method": "elicitation/create", "params": {"message": "ok?", "requestedSchema": {"type": "object", "properties": {"ok": {"type": "boolean"}}}}}}}});
+    let done = json!({"jsonrpc": "2.0", "result": {"content": [{"type": "text", "text": "done"}]}});
+    let (url, seen) = recording(vec![(200, ask), (200, done)]).await;
+    let client = McpClient::builder(&url)
+        .elicitor(answers(&[("confirm", accept(json!({"ok": true})))]))
+        .build()
+        .unwrap();
+    let r = client.call_tool("t", json!({"x": 1})).await.unwrap();
+    assert_eq!(text(&r), "done", "a result without resultType is complete");
+    let seen = seen.lock().unwrap();
+    let (first_head, first) = &seen[0];
+    let (_, second) = &seen[1];
+    assert_ne!(first["id"], second["id"]);
+    assert_eq!(second["params"]["requestState"].as_str(), Some(ticket));
+    assert_eq!(second["params"]["arguments"], first["params"]["arguments"]);
+    assert_eq!(
+        second["params"]["inputResponses"],
+        json!({"confirm": {"action": "accept", "content": {"ok": true}}})
+    );
+    assert!(
+        first["params"].get("requestState").is_none()
+            && first["params"].get("inputResponses").is_none()
+    );
+    let meta = &first["params"]["_meta"];
+    assert_eq!(
+        meta["io.modelcontextprotocol/protocolVersion"],
+        "2026-07-28"
+    );
+    assert_eq!(
+        meta["io.modelcontextprotocol/clientCapabilities"],
+        json!({"elicitation": {"form": {}, "url": {}}})
+    );
+    let head = first_head.to_ascii_lowercase();
+    for h in [
+        "mcp-protocol-version: 2026-07-28",
+        "mcp-method: tools/call",
+        "mcp-name: t",
+        "accept: application/json, text/event-stream",
+    ] {
+        assert!(head.contains(h), "{h} missing in {first_head}");
+    }
+}
+
+#[tokio::test]
+async fn state_only_rounds_send_no_responses_and_unsupported_version_is_retried() {
+    let unsupported = json!({"jsonrpc": "2.0", "error": {"code": -32022, "message": "Unsupported", "data": {"supported": ["2026-07-28"], "requested": "2026-07-28"}}});
+    let state_only =
+        json!({"jsonrpc": "2.0", "result": {"resultType": "input_required", "requestState": "s1"}});
+    let no_state = json!({"jsonrpc": "2.0", "result": {"resultType": "input_required",
+        "inputRequests": {"k": {"method": "elicitation/create", "params": {"message": "?", "requestedSchema": {"type": "object", "properties": {}}}}}}});
+    let done = json!({"jsonrpc": "2.0", "result": {"resultType": "complete", "content": []}});
+    let (url, seen) = recording(vec![
+        (400, unsupported),
+        (200, state_only),
+        (200, no_state),
+        (200, done),
+    ])
+    .await;
+    let client = McpClient::builder(&url)
+        .elicitor(answers(&[(
+            "k",
+            ScriptedAnswer::Accept(Default::default()),
+        )]))
+        .build()
+        .unwrap();
+    client.call_tool("t", json!({})).await.unwrap();
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 4);
+    assert_eq!(seen[2].1["params"]["requestState"], "s1");
+    assert!(seen[2].1["params"].get("inputResponses").is_none());
+    assert!(
+        seen[3].1["params"].get("requestState").is_none(),
+        "no state was given, none is sent"
+    );
+    assert!(seen[3].1["params"]["inputResponses"]["k"].is_object());
+}
+
+#[tokio::test]
+async fn an_initialize_era_server_is_named() {
+    let (url, _) = recording(vec![(400, json!({"jsonrpc": "2.0", "error": {"code": -32022, "message": "no", "data": {"supported": ["2025-11-25"]}}}))]).await;
+    let client = McpClient::builder(&url).build().unwrap();
+    match client.list_tools().await {
+        Err(ClientError::UnsupportedServer(msg)) => assert!(msg.contains("2025-11-25"), "{msg}"),
+        other => panic!("{other:?}"),
+    }
+}
