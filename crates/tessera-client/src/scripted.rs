@@ -68,6 +68,11 @@ impl ScriptedElicitor {
         Ok(Self { answers })
     }
 
+    /// Whether no answer is prepared.
+    pub fn is_empty(&self) -> bool {
+        self.answers.is_empty()
+    }
+
     /// The prepared answer for `key`, if any.
     pub fn answer_for(&self, key: &str) -> Option<&ScriptedAnswer> {
         self.answers.get(key)

@@ -1,0 +1,50 @@
+//! Exit codes: one per kind of outcome, documented in `--help`.
+
+use std::process::ExitCode;
+
+/// How `tessera` ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// 0: the call completed.
+    Success,
+    /// 1: the tool answered with `isError: true`.
+    ToolError,
+    /// 2: the command line was wrong (also clap's own usage errors).
+    Usage,
+    /// 3: the call completed after the user declined or cancelled a form.
+    Refused,
+    /// 4: protocol, transport or server error.
+    Failure,
+    /// 5: the server asked for input nobody could give (no terminal, no scripted answer).
+    Unanswered,
+}
+
+/// The exit codes as shown in `--help`.
+pub const HELP: &str = "Exit codes:
+  0  success
+  1  the tool reported an error (isError)
+  2  usage error
+  3  completed, but a form was declined or cancelled
+  4  protocol, transport or server error
+  5  input was needed that nobody could give (no terminal and no scripted answer)";
+
+impl Exit {
+    /// Prints `message` to stderr and returns the code.
+    pub fn report(self, message: &str) -> ExitCode {
+        eprintln!("tessera: {message}");
+        self.into()
+    }
+}
+
+impl From<Exit> for ExitCode {
+    fn from(e: Exit) -> Self {
+        ExitCode::from(match e {
+            Exit::Success => 0,
+            Exit::ToolError => 1,
+            Exit::Usage => 2,
+            Exit::Refused => 3,
+            Exit::Failure => 4,
+            Exit::Unanswered => 5,
+        })
+    }
+}

@@ -1,0 +1,105 @@
+//! The CLI's elicitor: scripted answers first, then the terminal, never a made-up answer.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use tessera_client::{
+    BoxFuture, ClientError, Elicitor, InputKinds, ScriptedAnswer, ScriptedElicitor,
+};
+use tessera_protocol::{ElicitAction, ElicitFormParams, ElicitResult, ElicitUrlParams};
+
+use crate::prompt_form;
+
+/// Answers from the script when it has the key, else asks on the terminal when there is one.
+pub struct CliElicitor {
+    script: ScriptedElicitor,
+    interactive: bool,
+    has_script: bool,
+    refused: AtomicBool,
+}
+
+impl CliElicitor {
+    /// An elicitor over `script`; `interactive` when stdin and stderr are a terminal.
+    pub fn new(script: ScriptedElicitor, interactive: bool) -> Self {
+        let has_script = !script.is_empty();
+        Self {
+            script,
+            interactive,
+            has_script,
+            refused: AtomicBool::new(false),
+        }
+    }
+
+    /// Whether any form was declined or cancelled.
+    pub fn refused(&self) -> bool {
+        self.refused.load(Ordering::Relaxed)
+    }
+
+    fn note(&self, result: Result<ElicitResult, ClientError>) -> Result<ElicitResult, ClientError> {
+        if let Ok(r) = &result
+            && r.action != ElicitAction::Accept
+        {
+            self.refused.store(true, Ordering::Relaxed);
+        }
+        result
+    }
+
+    fn no_way_to_ask(key: &str, message: &str) -> ClientError {
+        ClientError::Elicitation(format!(
+            "no terminal to ask on and no scripted answer for input request '{key}' (\"{message}\"); pass --answer {key}.FIELD=VALUE or --answers FILE"
+        ))
+    }
+
+    fn scripted(&self, key: &str) -> Option<Result<ElicitResult, ClientError>> {
+        self.script.answer_for(key).map(|a| {
+            Ok(match a {
+                ScriptedAnswer::Accept(c) => ElicitResult::accept(c.clone()),
+                ScriptedAnswer::Decline => ElicitResult::decline(),
+                ScriptedAnswer::Cancel => ElicitResult::cancel(),
+            })
+        })
+    }
+}
+
+impl Elicitor for CliElicitor {
+    fn kinds(&self) -> InputKinds {
+        let can_answer = self.interactive || self.has_script;
+        InputKinds {
+            form: can_answer,
+            url: can_answer,
+            sampling: false,
+            roots: false,
+        }
+    }
+
+    fn form<'a>(
+        &'a self,
+        server: &'a str,
+        key: &'a str,
+        params: &'a ElicitFormParams,
+    ) -> BoxFuture<'a, Result<ElicitResult, ClientError>> {
+        Box::pin(async move {
+            let result = match self.scripted(key) {
+                Some(r) => r,
+                None if self.interactive => prompt_form::ask_form(server, key, params),
+                None => Err(Self::no_way_to_ask(key, &params.message)),
+            };
+            self.note(result)
+        })
+    }
+
+    fn url<'a>(
+        &'a self,
+        server: &'a str,
+        key: &'a str,
+        params: &'a ElicitUrlParams,
+    ) -> BoxFuture<'a, Result<ElicitResult, ClientError>> {
+        Box::pin(async move {
+            let result = match self.scripted(key) {
+                Some(r) => r.map(|r| ElicitResult { content: None, ..r }),
+                None if self.interactive => prompt_form::ask_url(server, key, params),
+                None => Err(Self::no_way_to_ask(key, &params.message)),
+            };
+            self.note(result)
+        })
+    }
+}

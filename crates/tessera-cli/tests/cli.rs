@@ -1,0 +1,176 @@
+//! The `tessera` binary against the counter server: headless answers, exit
+//! codes, the unanswered non-terminal case, and one interactive run in a
+//! pseudo-terminal.
+
+use std::process::{Command, Stdio};
+use std::sync::{Arc, OnceLock};
+
+const TESSERA: &str = env!("CARGO_BIN_EXE_tessera");
+
+/// One counter server for the whole test binary, on its own runtime thread.
+fn counter_url() -> &'static str {
+    static URL: OnceLock<String> = OnceLock::new();
+    URL.get_or_init(|| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Runtime::new().unwrap();
+            runtime.block_on(async move {
+                let key =
+                    tessera_state::StateKey::from_secret_str("cli-tests-key-0123456789abcdef0123")
+                        .unwrap();
+                let codec = tessera_state::RequestStateCodec::new(
+                    tessera_state::KeyRing::new("k1", key).unwrap(),
+                );
+                let server = counter::counter_server(codec).unwrap();
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                tx.send(format!("http://{}/mcp", listener.local_addr().unwrap()))
+                    .unwrap();
+                let endpoint = tessera_http::McpEndpoint::new(Arc::new(server), Default::default());
+                tessera_http::serve(listener, endpoint, std::future::pending())
+                    .await
+                    .unwrap();
+            });
+        });
+        rx.recv().unwrap()
+    })
+}
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn tessera(args: &[&str]) -> Run {
+    let out = Command::new(TESSERA)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn call(extra: &[&str]) -> Run {
+    let mut args = vec!["call", counter_url(), "increase-counter", "current=10"];
+    args.extend_from_slice(extra);
+    tessera(&args)
+}
+
+#[test]
+fn headless_accept() {
+    let r = call(&[
+        "--answer",
+        "amount.amount=5",
+        "--answer",
+        "confirmation.confirm=true",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stdout.trim(), "Counter increased by 5; next value is 15");
+}
+
+#[test]
+fn headless_decline_and_cancel_from_a_file() {
+    let dir = std::env::temp_dir().join(format!("tessera-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let decline = dir.join("decline.json");
+    std::fs::write(&decline, r#"{"amount": "decline"}"#).unwrap();
+    let r = call(&["--answers", decline.to_str().unwrap()]);
+    assert_eq!(
+        (r.code, r.stdout.trim()),
+        (3, "Counter increase cancelled."),
+        "{}",
+        r.stderr
+    );
+    let cancel = dir.join("cancel.json");
+    std::fs::write(
+        &cancel,
+        r#"{"amount": {"amount": 5}, "confirmation": "cancel"}"#,
+    )
+    .unwrap();
+    let r = call(&["--answers", cancel.to_str().unwrap()]);
+    assert_eq!(
+        (r.code, r.stdout.trim()),
+        (3, "Counter increase cancelled."),
+        "{}",
+        r.stderr
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn unanswered_without_a_terminal_exits_non_zero_naming_the_request() {
+    let r = call(&[]);
+    assert_eq!(r.code, 5, "{} {}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("'amount'"), "{}", r.stderr);
+    let r = call(&["--answer", "amount.amount=5"]);
+    assert_eq!(r.code, 5, "{}", r.stderr);
+    assert!(r.stderr.contains("'confirmation'"), "{}", r.stderr);
+    assert!(
+        r.stdout.is_empty(),
+        "nothing is answered on the user's behalf: {}",
+        r.stdout
+    );
+}
+
+#[test]
+fn json_output_tools_discover_and_keygen() {
+    let r = call(&[
+        "--answer",
+        "amount.amount=2.5",
+        "--answer",
+        "confirmation.confirm=true",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(
+        v["content"][0]["text"],
+        "Counter increased by 2.5; next value is 12.5"
+    );
+    let r = tessera(&["tools", counter_url()]);
+    assert!(r.stdout.starts_with("increase-counter"), "{}", r.stdout);
+    let r = tessera(&["discover", counter_url()]);
+    assert!(r.stdout.contains("versions: 2026-07-28"), "{}", r.stdout);
+    let r = tessera(&["keygen"]);
+    assert_eq!(r.stdout.trim().len(), 44);
+    let r = tessera(&["call", counter_url(), "increase-counter", "novalue"]);
+    assert_eq!(r.code, 2);
+    let r = tessera(&["call", "http://127.0.0.1:9/mcp", "x"]);
+    assert_eq!(r.code, 4, "{}", r.stderr);
+}
+
+/// Types `keys` once the prompt has settled (input sent while a prompt is
+/// still switching the terminal to raw mode can be lost).
+fn key(p: &mut rexpect::session::PtySession, keys: &str) {
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    p.send(keys).unwrap();
+    p.flush().unwrap();
+}
+
+#[test]
+fn interactive_in_a_pseudo_terminal() {
+    let mut cmd = Command::new(TESSERA);
+    cmd.args(["call", counter_url(), "increase-counter", "current=10"])
+        .env("TERM", "xterm");
+    let mut p = rexpect::session::spawn_command(cmd, Some(20_000)).unwrap();
+    p.exp_string("By how much should the counter increase?")
+        .unwrap();
+    p.exp_string("The amount to add to the current value")
+        .unwrap();
+    key(&mut p, "5");
+    key(&mut p, "\r");
+    p.exp_string("Send these answers?").unwrap();
+    key(&mut p, "\r");
+    p.exp_string("Increase 10 by 5?").unwrap();
+    p.exp_string("Confirm increase").unwrap();
+    key(&mut p, "y");
+    key(&mut p, "\r");
+    p.exp_string("Send these answers?").unwrap();
+    key(&mut p, "\r");
+    p.exp_string("Counter increased by 5; next value is 15")
+        .unwrap();
+    p.exp_eof().unwrap();
+}
