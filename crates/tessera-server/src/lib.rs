@@ -70,9 +70,9 @@ pub use facts::{Era, RequestFacts};
 pub use form::{ElicitForm, FormField};
 pub use input_required::InputRequired;
 pub use notify::NotificationSink;
-pub use prompt::PromptDef;
+pub use prompt::{PromptArguments, PromptDef};
 pub use reply::{PromptReply, Reply, ResourceReply, ToolReply};
-pub use resource::{ResourceDef, ResourceTemplateDef};
+pub use resource::{ResourceDef, ResourceTemplateDef, TemplateVariables};
 pub use server::{CacheHint, McpServer};
 pub use tool::ToolDef;
 

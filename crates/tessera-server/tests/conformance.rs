@@ -51,9 +51,10 @@ fn server() -> McpServer {
         )
         .tool(ToolDef::new("greet_asked_only").handler(greet))
         .resource(ResourceDef::new("test://static", "static").handler(text))
-        .resource_template(ResourceTemplateDef::new("test://t/{id}", "t").handler(
-            move |ctx: RequestContext, uri: String, _vars| text(ctx, uri),
-        ))
+        .resource_template(
+            ResourceTemplateDef::new("test://t/{id}", "t")
+                .handler(move |ctx: RequestContext, uri: String, _vars| text(ctx, uri)),
+        )
         .build()
         .unwrap()
 }
@@ -114,9 +115,7 @@ fn accept(content: Value) -> Value {
 #[tokio::test]
 async fn an_expected_form_may_be_answered_without_a_ticket() {
     let mut h = Harness::new();
-    let call = |tool: &str, responses: Value| {
-        json!({"name": tool, "arguments": {}, "inputResponses": responses})
-    };
+    let call = |tool: &str, responses: Value| json!({"name": tool, "arguments": {}, "inputResponses": responses});
     // Answered up front, with unknown keys beside it: read, checked, complete.
     let r = h
         .send(
@@ -147,13 +146,18 @@ async fn an_expected_form_may_be_answered_without_a_ticket() {
         json!({"wrong_key": accept(json!({"name": "Alice"}))}),
         Value::Null,
     ] {
-        let r = h.send("tools/call", call("greet_up_front", bad.clone())).await;
+        let r = h
+            .send("tools/call", call("greet_up_front", bad.clone()))
+            .await;
         assert_eq!(r["result"]["resultType"], "input_required", "{bad}: {r}");
         assert!(r["result"]["inputRequests"]["user_name"].is_object());
     }
     // The ordinary two rounds still work, with the ticket.
     let r1 = h
-        .send("tools/call", json!({"name": "greet_up_front", "arguments": {}}))
+        .send(
+            "tools/call",
+            json!({"name": "greet_up_front", "arguments": {}}),
+        )
         .await;
     let mut retry = call(
         "greet_up_front",
