@@ -190,16 +190,17 @@ mod tests {
             "empty": {"type": "string", "x-mcp-header": "EmptyVal"},
             "query": {"type": "string"}
         }});
-        let headers = param_headers(
+        let mut headers = param_headers(
             &schema,
             &json!({"region": "us-west1", "priority": 42, "verbose": null, "empty": "", "query": "x"}),
         );
+        headers.sort();
         assert_eq!(
             headers,
             vec![
-                ("Mcp-Param-Region".to_owned(), "us-west1".to_owned()),
-                ("Mcp-Param-Priority".to_owned(), "42".to_owned()),
                 ("Mcp-Param-EmptyVal".to_owned(), String::new()),
+                ("Mcp-Param-Priority".to_owned(), "42".to_owned()),
+                ("Mcp-Param-Region".to_owned(), "us-west1".to_owned()),
             ]
         );
     }

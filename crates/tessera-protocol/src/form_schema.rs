@@ -4,6 +4,7 @@ use std::fmt;
 
 use indexmap::IndexMap;
 use serde::de::{self, Deserializer};
+use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Number, Value, json};
 
@@ -221,15 +222,28 @@ impl ElicitationSchema {
         let obj = value
             .as_object()
             .ok_or_else(|| top("must be a JSON object"))?;
-        if obj.get("type").and_then(Value::as_str) != Some("object") {
-            return Err(top("`type` must be \"object\""));
-        }
         let props = obj
             .get("properties")
             .and_then(Value::as_object)
-            .ok_or_else(|| top("`properties` must be an object"))?;
+            .map(|p| p.iter().map(|(k, v)| (k.clone(), v.clone())).collect());
+        Self::from_parts(obj, props)
+    }
+
+    /// Reads a form schema from its top-level members and its properties in display order.
+    fn from_parts(
+        obj: &Map<String, Value>,
+        props: Option<IndexMap<String, Value>>,
+    ) -> Result<Self, FormSchemaError> {
+        let top = |p: &str| FormSchemaError {
+            field: None,
+            problem: p.to_owned(),
+        };
+        if obj.get("type").and_then(Value::as_str) != Some("object") {
+            return Err(top("`type` must be \"object\""));
+        }
+        let props = props.ok_or_else(|| top("`properties` must be an object"))?;
         let mut properties = IndexMap::with_capacity(props.len());
-        for (name, field) in props {
+        for (name, field) in &props {
             properties.insert(name.clone(), PrimitiveSchema::from_value(name, field)?);
         }
         let required = match obj.get("required") {
@@ -264,23 +278,10 @@ impl ElicitationSchema {
         })
     }
 
-    /// The schema as JSON.
+    /// The schema as JSON (field order is kept on the wire by `Serialize`;
+    /// a `Value` object orders keys its own way).
     pub fn to_value(&self) -> Value {
-        let mut obj = Map::new();
-        if let Some(d) = &self.dialect {
-            obj.insert("$schema".into(), json!(d));
-        }
-        obj.insert("type".into(), json!("object"));
-        let props: Map<String, Value> = self
-            .properties
-            .iter()
-            .map(|(k, v)| (k.clone(), v.to_value()))
-            .collect();
-        obj.insert("properties".into(), Value::Object(props));
-        if let Some(r) = &self.required {
-            obj.insert("required".into(), json!(r));
-        }
-        Value::Object(obj)
+        serde_json::to_value(self).unwrap_or(Value::Null)
     }
 
     /// Whether `field` must be filled in.
@@ -489,10 +490,18 @@ impl PrimitiveSchema {
 
     /// The field as JSON.
     pub fn to_value(&self) -> Value {
-        let mut o = Map::new();
-        let mut put = |k: &str, v: Value| {
-            o.insert(k.to_owned(), v);
-        };
+        Value::Object(
+            self.entries()
+                .into_iter()
+                .map(|(k, v)| (k.to_owned(), v))
+                .collect(),
+        )
+    }
+
+    /// The field's members in wire order.
+    fn entries(&self) -> Vec<(&'static str, Value)> {
+        let mut o: Vec<(&'static str, Value)> = Vec::with_capacity(8);
+        let mut put = |k: &'static str, v: Value| o.push((k, v));
         let (title, description) = match self {
             Self::String(s) => (&s.title, &s.description),
             Self::Number(s) => (&s.title, &s.description),
@@ -588,7 +597,7 @@ impl PrimitiveSchema {
                 }
             }
         }
-        Value::Object(o)
+        o
     }
 
     /// The label to show: the title, else `None`.
@@ -616,19 +625,66 @@ impl PrimitiveSchema {
 
 impl Serialize for ElicitationSchema {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.to_value().serialize(s)
+        struct Properties<'a>(&'a IndexMap<String, PrimitiveSchema>);
+        impl Serialize for Properties<'_> {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let mut map = s.serialize_map(Some(self.0.len()))?;
+                for (name, field) in self.0 {
+                    map.serialize_entry(name, field)?;
+                }
+                map.end()
+            }
+        }
+        let mut map = s.serialize_map(None)?;
+        if let Some(d) = &self.dialect {
+            map.serialize_entry("$schema", d)?;
+        }
+        map.serialize_entry("type", "object")?;
+        map.serialize_entry("properties", &Properties(&self.properties))?;
+        if let Some(r) = &self.required {
+            map.serialize_entry("required", r)?;
+        }
+        map.end()
     }
 }
 
 impl<'de> Deserialize<'de> for ElicitationSchema {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Self::from_value(&Value::deserialize(d)?).map_err(de::Error::custom)
+        // `properties` is read in document order, one small value per field.
+        #[derive(Deserialize)]
+        struct Wire {
+            #[serde(rename = "$schema", default)]
+            dialect: Option<Value>,
+            #[serde(rename = "type", default)]
+            ty: Option<Value>,
+            #[serde(default)]
+            properties: Option<IndexMap<String, Value>>,
+            #[serde(default)]
+            required: Option<Value>,
+        }
+        let wire = Wire::deserialize(d)?;
+        let mut top = Map::new();
+        if let Some(v) = wire.dialect {
+            top.insert("$schema".into(), v);
+        }
+        if let Some(v) = wire.ty {
+            top.insert("type".into(), v);
+        }
+        if let Some(v) = wire.required {
+            top.insert("required".into(), v);
+        }
+        Self::from_parts(&top, wire.properties).map_err(de::Error::custom)
     }
 }
 
 impl Serialize for PrimitiveSchema {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.to_value().serialize(s)
+        let entries = self.entries();
+        let mut map = s.serialize_map(Some(entries.len()))?;
+        for (k, v) in &entries {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
     }
 }
 
@@ -679,6 +735,17 @@ mod tests {
         }))
         .unwrap_err();
         assert!(err.to_string().contains("`ghost`"), "{err}");
+    }
+
+    #[test]
+    fn field_order_survives_parsing_and_serialising() {
+        let text = r#"{"type":"object","properties":{"zeta":{"type":"string"},"alpha":{"type":"boolean"},"mid":{"type":"number"}},"required":["zeta"]}"#;
+        let schema: ElicitationSchema = serde_json::from_str(text).unwrap();
+        assert_eq!(
+            schema.properties.keys().collect::<Vec<_>>(),
+            ["zeta", "alpha", "mid"]
+        );
+        assert_eq!(serde_json::to_string(&schema).unwrap(), text);
     }
 
     #[test]

@@ -1,0 +1,88 @@
+//! `ceiling`: the fastest server this load could possibly meet on this
+//! machine. Bare hyper; each body is parsed once (to echo the id and pick
+//! the round) and a canned answer of the counter's shape and size is
+//! returned. No validation, no crypto: the upper bound for any MCP server.
+
+use std::convert::Infallible;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response};
+use hyper_util::rt::TokioIo;
+use serde_json::Value;
+
+/// A canned ticket as long as the counter's encrypted tickets.
+const TICKET: &str = "t1e.k1.N0Decxs0uv8pzokhqGUuDoSUu6BSBbF0uEgMq-w7noDKLyjn3Z4FO3dc1xmby3hPwBZtz6MbKmAaP_2xsXG9L5YBnrKf8n4wCWeqxFMz3NzcHD6tYcFVWTyow1TJ6KhUq4NJ_iz68M4NDciGRAn8S5Nymt50-DfWQBAruJNC-PprRQDBK6TAyt_NgpERlGnHtUlfrKx60seoQ6ynyasQAdKPSlO5wFyT_9KtOMijwi2uS9CfokkGyB7K81qQmRjLxXMYUjadGUAAWKgdhZ1O5JsTg-WqLbNYovtNX1oTQ3FVRqsJXJ_AAg6-pfUxcRU7mZ4uFYF4bm2ZCkcgsSpxa-SCPQryLRW1D12EjqO2_ViBAXhC1mOF0qC-l-kgyyaIjcDS8z0pX-K0HmHuHmcWxFEZ6pQV6Xfzc8Tyye7GhMeIrXlfsbGa3T9EdkzDs_UA6UtS3KBE";
+
+fn answer(round: u8) -> String {
+    let meta =
+        r#""_meta":{"io.modelcontextprotocol/serverInfo":{"name":"ceiling","version":"0.1.0"}}"#;
+    match round {
+        1 => format!(
+            r#"{{"resultType":"input_required","inputRequests":{{"amount":{{"method":"elicitation/create","params":{{"mode":"form","message":"By how much should the counter increase?","requestedSchema":{{"type":"object","properties":{{"amount":{{"type":"number","title":"Amount","description":"The amount to add to the current value"}}}},"required":["amount"]}}}}}}}},"requestState":"{TICKET}",{meta}}}"#
+        ),
+        2 => format!(
+            r#"{{"resultType":"input_required","inputRequests":{{"confirmation":{{"method":"elicitation/create","params":{{"mode":"form","message":"Increase 10 by 5?","requestedSchema":{{"type":"object","properties":{{"confirm":{{"type":"boolean","title":"Confirm increase"}}}},"required":["confirm"]}}}}}}}},"requestState":"{TICKET}",{meta}}}"#
+        ),
+        _ => format!(
+            r#"{{"resultType":"complete","content":[{{"type":"text","text":"Counter increased by 5; next value is 15"}}],{meta}}}"#
+        ),
+    }
+}
+
+async fn serve(
+    request: Request<hyper::body::Incoming>,
+    answers: &'static [String; 3],
+) -> Result<Response<Full<Bytes>>, Infallible> {
+    let body = match request.into_body().collect().await {
+        Ok(b) => b.to_bytes(),
+        Err(_) => Bytes::new(),
+    };
+    let parsed: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let responses = parsed.pointer("/params/inputResponses");
+    let round = match responses {
+        Some(r) if r.get("confirmation").is_some() => 3,
+        Some(r) if r.get("amount").is_some() => 2,
+        _ => 1,
+    };
+    let id = parsed
+        .get("id")
+        .map_or_else(|| "null".to_owned(), Value::to_string);
+    let payload = format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"result":{}}}"#,
+        answers[round - 1]
+    );
+    let mut response = Response::new(Full::new(Bytes::from(payload)));
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    Ok(response)
+}
+
+fn main() -> std::io::Result<()> {
+    let addr = std::env::args()
+        .skip_while(|a| a != "--addr")
+        .nth(1)
+        .unwrap_or_else(|| "127.0.0.1:8790".into());
+    let answers: &'static [String; 3] = Box::leak(Box::new([answer(1), answer(2), answer(3)]));
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?
+        .block_on(async move {
+            let listener = tokio::net::TcpListener::bind(&addr).await?;
+            eprintln!("ceiling listening on http://{}/mcp", listener.local_addr()?);
+            loop {
+                let (stream, _) = listener.accept().await?;
+                stream.set_nodelay(true)?;
+                tokio::spawn(async move {
+                    let service = service_fn(move |r| serve(r, answers));
+                    let _ = http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+        })
+}
