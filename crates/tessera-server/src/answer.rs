@@ -1,6 +1,7 @@
 //! The client's answers to the previous round, checked against what was asked.
 
 use indexmap::IndexMap;
+use serde::Deserialize;
 use serde_json::Value;
 use tessera_protocol::{
     CreateMessageResult, ElicitAction, ElicitResult, JsonObject, ListRootsResult,
@@ -99,11 +100,11 @@ fn read(kind: &Asked, response: &Value) -> Slot {
             Ok(r) if r.action == ElicitAction::Accept => Slot::Accepted(JsonObject::new()),
             Ok(r) => not_accepted(r.action),
         },
-        Asked::Sample => match serde_json::from_value::<CreateMessageResult>(response.clone()) {
+        Asked::Sample => match CreateMessageResult::deserialize(response) {
             Ok(r) => Slot::Sampled(Box::new(r)),
             Err(e) => Slot::Invalid(format!("not a sampling result: {e}")),
         },
-        Asked::Roots => match serde_json::from_value::<ListRootsResult>(response.clone()) {
+        Asked::Roots => match ListRootsResult::deserialize(response) {
             Ok(r) => Slot::Roots(r),
             Err(e) => Slot::Invalid(format!("not a roots result: {e}")),
         },
@@ -111,7 +112,7 @@ fn read(kind: &Asked, response: &Value) -> Slot {
 }
 
 fn elicit_result(response: &Value) -> Result<ElicitResult, String> {
-    serde_json::from_value(response.clone()).map_err(|e| format!("not an elicitation result: {e}"))
+    ElicitResult::deserialize(response).map_err(|e| format!("not an elicitation result: {e}"))
 }
 
 fn not_accepted(action: ElicitAction) -> Slot {

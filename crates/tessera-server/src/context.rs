@@ -31,7 +31,7 @@ pub struct RequestContext<S = ()> {
     pub(crate) scope: Arc<RequestScope>,
     pub(crate) state: Option<S>,
     pub(crate) answers: IndexMap<String, Slot>,
-    pub(crate) earlier: IndexMap<String, JsonObject>,
+    pub(crate) earlier: Arc<IndexMap<String, JsonObject>>,
 }
 
 static NO_CAPABILITIES: ClientCapabilities = ClientCapabilities {

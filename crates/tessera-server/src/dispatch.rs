@@ -451,7 +451,7 @@ impl McpServer {
         for (key, form) in call.expected.into_iter().flatten() {
             body.asked
                 .entry(key.clone())
-                .or_insert_with(|| Asked::Form(form.schema.clone()));
+                .or_insert_with(|| Asked::Form(form.schema.for_checking()));
         }
         let responses = match params.and_then(|p| p.get("inputResponses")) {
             None | Some(Value::Null) => None,
@@ -463,14 +463,21 @@ impl McpServer {
             }
         };
         let answers = collect(&body.asked, responses);
+        // Form answers accepted now join those of earlier rounds: the next ticket carries them all.
         let mut accepted = body.accepted;
+        for (key, slot) in &answers {
+            if let (Slot::Accepted(content), Some(Asked::Form(_))) = (slot, body.asked.get(key)) {
+                accepted.insert(key.clone(), content.clone());
+            }
+        }
+        let accepted = Arc::new(accepted);
         let legacy_version = scope.facts.legacy_version().map(str::to_owned);
         let capabilities = scope.meta.client_capabilities.clone().unwrap_or_default();
         let input = CallInput {
             scope,
             state: body.state,
-            answers: answers.clone(),
-            earlier: accepted.clone(),
+            answers,
+            earlier: Arc::clone(&accepted),
         };
         match (call.run)(input).await? {
             Reply::Complete(result) => {
@@ -505,19 +512,14 @@ impl McpServer {
                             .into(),
                     });
                 };
-                for (key, slot) in answers {
-                    if let (Slot::Accepted(content), Some(Asked::Form(_))) =
-                        (slot, body.asked.get(&key))
-                    {
-                        accepted.insert(key, content);
-                    }
-                }
+                // The handler's context is gone by now, so this is the only reference.
+                let accepted = Arc::try_unwrap(accepted).unwrap_or_else(|shared| (*shared).clone());
                 let asked = ir
                     .requests
                     .iter()
                     .map(|(k, p)| {
                         let kind = match p {
-                            Pending::Form(f) => Asked::Form(f.schema.clone()),
+                            Pending::Form(f) => Asked::Form(f.schema.for_checking()),
                             Pending::Url { .. } => Asked::Url,
                             Pending::Sample(_) => Asked::Sample,
                             Pending::Roots => Asked::Roots,

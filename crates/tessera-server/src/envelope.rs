@@ -1,5 +1,6 @@
 //! The per-request `_meta` envelope of a 2026-07-28 request.
 
+use serde::Deserialize;
 use serde_json::Value;
 use tessera_protocol::{
     CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, RequestMeta, STATELESS_PROTOCOL_VERSIONS,
@@ -53,10 +54,7 @@ pub fn check_envelope(params: Option<&Value>) -> Result<(), ServerError> {
 /// Reads `params._meta`: its shape ([`check_envelope`]), then a supported version, then the typed envelope.
 pub(crate) fn read_meta(params: Option<&Value>) -> Result<RequestMeta, ServerError> {
     check_envelope(params)?;
-    let meta = params
-        .and_then(|p| p.get("_meta"))
-        .cloned()
-        .unwrap_or(Value::Null);
+    let meta = params.and_then(|p| p.get("_meta")).unwrap_or(&Value::Null);
     if let Some(v) = meta.get(PROTOCOL_VERSION_KEY).and_then(Value::as_str)
         && !STATELESS_PROTOCOL_VERSIONS.contains(&v)
     {
@@ -64,7 +62,7 @@ pub(crate) fn read_meta(params: Option<&Value>) -> Result<RequestMeta, ServerErr
             requested: Some(v.to_owned()),
         });
     }
-    serde_json::from_value(meta).map_err(|e| ServerError::InvalidMeta {
+    RequestMeta::deserialize(meta).map_err(|e| ServerError::InvalidMeta {
         key: "_meta",
         problem: e.to_string(),
     })

@@ -18,7 +18,7 @@ pub(crate) struct CallInput {
     pub scope: Arc<RequestScope>,
     pub state: Option<Value>,
     pub answers: IndexMap<String, Slot>,
-    pub earlier: IndexMap<String, JsonObject>,
+    pub earlier: Arc<IndexMap<String, JsonObject>>,
 }
 
 /// A handler's reply with its state as JSON, ready to seal.
