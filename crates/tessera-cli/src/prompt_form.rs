@@ -12,6 +12,13 @@ const BOLD: &str = "\x1b[1m";
 const HOST: &str = "\x1b[1;33m";
 const RESET: &str = "\x1b[0m";
 
+/// Server-supplied text without control characters (no terminal escapes), newlines kept.
+fn clean(text: &str) -> String {
+    text.chars()
+        .filter(|c| *c == '\n' || !c.is_control())
+        .collect()
+}
+
 /// The user left the form (Esc or Ctrl-C).
 struct Left;
 
@@ -30,10 +37,7 @@ fn ask_field(
     field: &PrimitiveSchema,
     required: bool,
 ) -> Result<Result<Option<Value>, Left>, ClientError> {
-    let label = match field.title() {
-        Some(t) => format!("{t}:"),
-        None => format!("{name}:"),
-    };
+    let label = clean(&format!("{}:", field.title().unwrap_or(name)));
     let help = field.description().map(str::to_owned).unwrap_or_else(|| {
         if required {
             "required".into()
@@ -170,7 +174,11 @@ pub fn ask_form(
     params: &ElicitFormParams,
 ) -> Result<ElicitResult, ClientError> {
     let schema = &params.requested_schema;
-    eprintln!("\n{BOLD}{server}{RESET} asks ({key}): {}", params.message);
+    eprintln!(
+        "\n{BOLD}{server}{RESET} asks ({}): {}",
+        clean(key),
+        clean(&params.message)
+    );
     eprintln!("(Esc cancels)");
     loop {
         let mut content = Map::new();

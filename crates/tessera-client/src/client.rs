@@ -210,11 +210,7 @@ impl McpClient {
             .header("Accept", "application/json, text/event-stream")
             .header("MCP-Protocol-Version", &version)
             .header("Mcp-Method", method);
-        let name_field = match method {
-            "tools/call" | "prompts/get" => params.get("name"),
-            "resources/read" => params.get("uri"),
-            _ => None,
-        };
+        let name_field = tessera_protocol::name_param(method).and_then(|field| params.get(field));
         if let Some(name) = name_field.and_then(Value::as_str) {
             request = request.header("Mcp-Name", encode_header_value(name));
         }
@@ -261,7 +257,7 @@ impl McpClient {
                     .await
                     .map_err(|e| ClientError::Transport(e.to_string()))?;
                 let events = match chunk {
-                    Some(bytes) => parser.feed(&bytes),
+                    Some(bytes) => parser.feed(&bytes).map_err(ClientError::Protocol)?,
                     None => {
                         let tail: Vec<String> =
                             std::mem::take(&mut parser).finish().into_iter().collect();
@@ -296,10 +292,20 @@ impl McpClient {
                 ))
             })?
         } else {
-            let bytes = response
-                .bytes()
+            let mut bytes = Vec::new();
+            while let Some(chunk) = response
+                .chunk()
                 .await
-                .map_err(|e| ClientError::Transport(e.to_string()))?;
+                .map_err(|e| ClientError::Transport(e.to_string()))?
+            {
+                if bytes.len() + chunk.len() > crate::sse::MAX_EVENT_BYTES {
+                    return Err(ClientError::Protocol(format!(
+                        "the response exceeds {} bytes",
+                        crate::sse::MAX_EVENT_BYTES
+                    )));
+                }
+                bytes.extend_from_slice(&chunk);
+            }
             match serde_json::from_slice(&bytes) {
                 Ok(v) => v,
                 Err(_) if status >= 400 => {
@@ -318,6 +324,12 @@ impl McpClient {
                 }
             }
         };
+        if !is_sse && status < 400 && message.get("id").and_then(Value::as_i64) != Some(id) {
+            return Err(ClientError::Protocol(format!(
+                "the response answers id {} instead of {id}",
+                message.get("id").unwrap_or(&Value::Null)
+            )));
+        }
         if let Some(error) = message.get("error") {
             let error: ErrorObject = serde_json::from_value(error.clone())
                 .map_err(|e| ClientError::Protocol(format!("malformed error: {e}")))?;
@@ -502,9 +514,15 @@ impl McpClient {
     }
 
     async fn answer(&self, requests: &InputRequests) -> Result<JsonObject, ClientError> {
-        let server = lock(&self.server_name)
-            .clone()
-            .unwrap_or_else(|| self.url.to_string());
+        // The host is who the user connected to; the name is only what the server says it is.
+        let host = self.url.host_str().unwrap_or("the server").to_owned();
+        let server = match lock(&self.server_name).as_deref() {
+            Some(name) => format!(
+                "{} (at {host})",
+                name.chars().filter(|c| !c.is_control()).collect::<String>()
+            ),
+            None => host,
+        };
         let mut answers = JsonObject::new();
         for (key, request) in requests {
             let unanswerable = || ClientError::Unanswerable {

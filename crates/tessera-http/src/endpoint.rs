@@ -117,49 +117,56 @@ impl McpEndpoint {
         None
     }
 
-    /// Handles a whole request: the head checks, then the body.
+    /// Handles a whole request: the head checks, authentication, then the body.
     pub async fn handle(&self, head: Parts, body: Bytes) -> Response<McpBody> {
         let mut response = match self.check_head(&head) {
             Some(refusal) => refusal,
-            None => self.handle_body(&head, body).await,
+            None if body.len() > self.options.body_limit => {
+                reject::too_large(self.options.body_limit)
+            }
+            None => match self.authenticate(&head).await {
+                Err(refusal) => refusal,
+                Ok(principal) => self.handle_body(&head, principal, body).await,
+            },
         };
         self.add_cors(&head, &mut response);
         response
     }
 
-    /// Handles the body of a request whose head passed [`check_head`](Self::check_head).
-    pub(crate) async fn handle_body(&self, head: &Parts, body: Bytes) -> Response<McpBody> {
-        if body.len() > self.options.body_limit {
-            return reject::error(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                None,
-                TRANSPORT_ERROR,
-                format!(
-                    "Payload Too Large: the body limit is {} bytes",
-                    self.options.body_limit
-                ),
-                None,
-            );
-        }
-        let principal = match &self.options.authenticate {
-            None => None,
-            Some(auth) => match auth.authenticate(head).await {
-                AuthDecision::Principal(p) => Some(p),
-                AuthDecision::Anonymous => None,
-                AuthDecision::Reject(reason) => {
-                    let mut r = reject::error(
-                        StatusCode::UNAUTHORIZED,
-                        None,
-                        TRANSPORT_ERROR,
-                        format!("Unauthorized: {reason}"),
-                        None,
-                    );
-                    r.headers_mut()
-                        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-                    return r;
-                }
-            },
+    /// Runs the authentication hook on the head (before any body is read):
+    /// the principal, or the 401 to send.
+    pub(crate) async fn authenticate(
+        &self,
+        head: &Parts,
+    ) -> Result<Option<String>, Response<McpBody>> {
+        let Some(auth) = &self.options.authenticate else {
+            return Ok(None);
         };
+        match auth.authenticate(head).await {
+            AuthDecision::Principal(p) => Ok(Some(p)),
+            AuthDecision::Anonymous => Ok(None),
+            AuthDecision::Reject(reason) => {
+                let mut r = reject::error(
+                    StatusCode::UNAUTHORIZED,
+                    None,
+                    TRANSPORT_ERROR,
+                    format!("Unauthorized: {reason}"),
+                    None,
+                );
+                r.headers_mut()
+                    .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+                Err(r)
+            }
+        }
+    }
+
+    /// Handles the body of a request whose head passed the checks and authentication.
+    pub(crate) async fn handle_body(
+        &self,
+        head: &Parts,
+        principal: Option<String>,
+        body: Bytes,
+    ) -> Response<McpBody> {
         let value: Value = match serde_json::from_slice(&body) {
             Ok(v) => v,
             Err(e) => {
@@ -278,8 +285,8 @@ impl McpEndpoint {
             return unsupported(id, Some(body_version.to_owned()));
         }
         // 4. Mcp-Method and Mcp-Name mirror the body.
-        let name = params
-            .and_then(|p| p.get("name").or_else(|| p.get("uri")))
+        let name = tessera_protocol::name_param(&request.method)
+            .and_then(|field| params.and_then(|p| p.get(field)))
             .and_then(Value::as_str);
         if let Err(m) = check_method_and_name(&head.headers, &request.method, name) {
             return reject::header_mismatch(id, &m.header, &m.body);
@@ -295,16 +302,15 @@ impl McpEndpoint {
     ) -> Response<McpBody> {
         let log = RequestLog {
             method: request.method.clone(),
-            target: request
-                .params
-                .as_ref()
-                .and_then(|p| p.get("name").or_else(|| p.get("uri")))
+            target: tessera_protocol::name_param(&request.method)
+                .and_then(|field| request.params.as_ref().and_then(|p| p.get(field)))
                 .and_then(Value::as_str)
                 .unwrap_or("")
                 .to_owned(),
             id: request.id.to_string(),
             started: Instant::now(),
         };
+        let legacy = facts.legacy_version().is_some();
         let server = Arc::clone(&self.server);
         let span = tracing::info_span!("mcp_request", method = %log.method, target = %log.target, id = %log.id);
         let running = Running::new(move |sink| {
@@ -316,11 +322,11 @@ impl McpEndpoint {
         });
         match running.start(log.clone()).await {
             Start::Answered(handled) => {
-                let status = handled
-                    .result
-                    .as_ref()
-                    .err()
-                    .map_or(StatusCode::OK, status_for);
+                // Initialize-era clients expect JSON-RPC errors in a 200 answer.
+                let status = match (&handled.result, legacy) {
+                    (Err(e), false) => status_for(e),
+                    _ => StatusCode::OK,
+                };
                 log.finish(
                     status,
                     handled.outcome(),

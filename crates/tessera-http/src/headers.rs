@@ -74,10 +74,8 @@ pub(crate) fn check_method_and_name(
         }
         Some(_) => {}
     }
-    let field = match method {
-        "tools/call" | "prompts/get" => "params.name",
-        "resources/read" => "params.uri",
-        _ => return Ok(()),
+    let Some(field) = tessera_protocol::name_param(method) else {
+        return Ok(());
     };
     let Some(body_name) = name else {
         // The body lacks the name; the server reports that as invalid params.
@@ -87,7 +85,7 @@ pub(crate) fn check_method_and_name(
         None => Err(Mismatch {
             header: "(missing)".into(),
             body: format!(
-                "the body carries {field}={body_name:?} but the required Mcp-Name header is absent"
+                "the body carries params.{field}={body_name:?} but the required Mcp-Name header is absent"
             ),
         }),
         Some(raw) => {
@@ -101,7 +99,7 @@ pub(crate) fn check_method_and_name(
                 Err(Mismatch {
                     header: raw.to_owned(),
                     body: format!(
-                        "the body carries {field}={body_name:?} but the Mcp-Name header names {decoded:?}"
+                        "the body carries params.{field}={body_name:?} but the Mcp-Name header names {decoded:?}"
                     ),
                 })
             }

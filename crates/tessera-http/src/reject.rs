@@ -53,6 +53,17 @@ pub(crate) fn error(
     rpc_error(status, id, e)
 }
 
+/// 413 for a body over `limit` bytes.
+pub(crate) fn too_large(limit: usize) -> Response<McpBody> {
+    error(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        None,
+        tessera_protocol::TRANSPORT_ERROR,
+        format!("Payload Too Large: the body limit is {limit} bytes"),
+        None,
+    )
+}
+
 /// A -32020 header mismatch.
 pub(crate) fn header_mismatch(
     id: Option<RequestId>,

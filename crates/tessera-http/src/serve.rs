@@ -4,12 +4,15 @@ use std::future::Future;
 use std::time::Duration;
 
 use hyper::server::conn::http1;
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
 use tower_service::Service;
 
 use crate::McpEndpoint;
+
+/// How long a client may take to send a request's headers.
+const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How long in-flight requests may take to finish after shutdown is asked for.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
@@ -38,7 +41,11 @@ pub async fn serve(
                 }
                 let endpoint = endpoint.clone();
                 let service = hyper::service::service_fn(move |request| endpoint.clone().call(request));
-                let connection = http1::Builder::new().serve_connection(TokioIo::new(stream), service);
+                // A client must send its headers within the limit (hyper's timer makes it enforceable).
+                let connection = http1::Builder::new()
+                    .timer(TokioTimer::new())
+                    .header_read_timeout(HEADER_READ_TIMEOUT)
+                    .serve_connection(TokioIo::new(stream), service);
                 let connection = graceful.watch(connection);
                 tokio::spawn(async move {
                     if let Err(e) = connection.await {

@@ -28,30 +28,29 @@ where
         let endpoint = self.clone();
         Box::pin(async move {
             let (head, body) = request.into_parts();
+            let limit = endpoint.options().body_limit;
             let mut response = match endpoint.check_head(&head) {
                 Some(refusal) => refusal,
-                None => match Limited::new(body, endpoint.options().body_limit)
-                    .collect()
-                    .await
-                {
-                    Ok(collected) => endpoint.handle_body(&head, collected.to_bytes()).await,
-                    Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => reject::error(
-                        StatusCode::PAYLOAD_TOO_LARGE,
-                        None,
-                        TRANSPORT_ERROR,
-                        format!(
-                            "Payload Too Large: the body limit is {} bytes",
-                            endpoint.options().body_limit
+                // Authenticate before reading a byte of the body.
+                None => match endpoint.authenticate(&head).await {
+                    Err(refusal) => refusal,
+                    Ok(principal) => match Limited::new(body, limit).collect().await {
+                        Ok(collected) => {
+                            endpoint
+                                .handle_body(&head, principal, collected.to_bytes())
+                                .await
+                        }
+                        Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => {
+                            reject::too_large(limit)
+                        }
+                        Err(e) => reject::error(
+                            StatusCode::BAD_REQUEST,
+                            None,
+                            TRANSPORT_ERROR,
+                            format!("Bad Request: the request body could not be read: {e}"),
+                            None,
                         ),
-                        None,
-                    ),
-                    Err(e) => reject::error(
-                        StatusCode::BAD_REQUEST,
-                        None,
-                        TRANSPORT_ERROR,
-                        format!("Bad Request: the request body could not be read: {e}"),
-                        None,
-                    ),
+                    },
                 },
             };
             endpoint.add_cors(&head, &mut response);

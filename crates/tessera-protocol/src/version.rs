@@ -10,6 +10,16 @@ pub const STATELESS_PROTOCOL_VERSIONS: &[&str] = &[LATEST_PROTOCOL_VERSION];
 pub const LEGACY_PROTOCOL_VERSIONS: &[&str] =
     &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
+/// The params member the `Mcp-Name` header mirrors for `method`: `name` for
+/// `tools/call` and `prompts/get`, `uri` for `resources/read`, none otherwise.
+pub fn name_param(method: &str) -> Option<&'static str> {
+    match method {
+        "tools/call" | "prompts/get" => Some("name"),
+        "resources/read" => Some("uri"),
+        _ => None,
+    }
+}
+
 /// Whether `version` is one of the initialize-era revisions.
 pub fn is_legacy_version(version: &str) -> bool {
     LEGACY_PROTOCOL_VERSIONS.contains(&version)

@@ -89,7 +89,13 @@ fn read(kind: &Asked, response: &Value) -> Slot {
                     return Slot::Invalid("accepted without content".into());
                 };
                 match schema.check_content(&content) {
-                    Ok(()) => Slot::Accepted(content),
+                    // Only the fields the form asked for are kept: nothing else reaches the handler or the ticket.
+                    Ok(()) => Slot::Accepted(
+                        content
+                            .into_iter()
+                            .filter(|(k, _)| schema.properties.contains_key(k))
+                            .collect(),
+                    ),
                     Err(e) => Slot::Invalid(e.to_string()),
                 }
             }

@@ -201,8 +201,14 @@ impl McpServerBuilder {
         }
         let ledger = match self.ledger {
             Some(l) => Some(l),
-            None if single_use => Some(Arc::new(MemoryLedger::new(MemoryLedger::DEFAULT_CAPACITY))
-                as Arc<dyn TicketLedger>),
+            None if single_use => {
+                tracing::warn!(
+                    "single-use tools redeem tickets through an in-memory ledger: with several \
+                     instances behind a load balancer, configure a shared one (McpServerBuilder::ticket_ledger)"
+                );
+                Some(Arc::new(MemoryLedger::new(MemoryLedger::DEFAULT_CAPACITY))
+                    as Arc<dyn TicketLedger>)
+            }
             None => None,
         };
         let result_meta = json!({ SERVER_INFO_KEY: self.info });

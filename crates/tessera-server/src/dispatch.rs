@@ -10,7 +10,7 @@ use tessera_protocol::{
     ElicitationCapability, InputRequiredResult, JsonObject, JsonRpcErrorResponse, JsonRpcRequest,
     JsonRpcResultResponse, ListChangedCapability, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, ListToolsResult, RequestId, RequestMeta, ResourcesCapability,
-    STATELESS_PROTOCOL_VERSIONS, ServerCapabilities,
+    SERVER_INFO_KEY, STATELESS_PROTOCOL_VERSIONS, ServerCapabilities,
 };
 use tessera_state::{Binding, TicketLedger};
 
@@ -107,7 +107,15 @@ impl McpServer {
             if legacy {
                 to_legacy_shape(value);
             } else if let Some(o) = value.as_object_mut() {
-                o.entry("_meta").or_insert_with(|| self.result_meta.clone());
+                match o.get_mut("_meta").and_then(Value::as_object_mut) {
+                    Some(meta) => {
+                        meta.entry(SERVER_INFO_KEY)
+                            .or_insert_with(|| self.result_meta[SERVER_INFO_KEY].clone());
+                    }
+                    None => {
+                        o.insert("_meta".into(), self.result_meta.clone());
+                    }
+                }
             }
         }
         Handled { id, result }
@@ -176,7 +184,9 @@ impl McpServer {
         };
         match request.method.as_str() {
             "initialize" => Ok(self.initialize_result(params)),
-            "ping" => Ok(json!({})),
+            // Per-request serving keeps no session to store a level in; log
+            // notifications reach legacy clients only through SSE, which they do not get here.
+            "ping" | "logging/setLevel" => Ok(json!({})),
             "tools/list" => self.list_tools(params),
             "tools/call" => self.call_tool(params, scope).await,
             "prompts/list" if !self.prompts.is_empty() => self.list_prompts(params),
@@ -293,7 +303,10 @@ impl McpServer {
                 ServerError::invalid_params(format!("Invalid completion/complete params: {e}"))
             })?;
         let mut completion = (handler.0)(params).await;
-        completion.values.truncate(100);
+        if completion.values.len() > 100 {
+            completion.values.truncate(100);
+            completion.has_more = Some(true);
+        }
         Ok(json!(CompleteResult {
             completion,
             ..CompleteResult::default()
@@ -354,6 +367,7 @@ impl McpServer {
             .ok_or_else(|| ServerError::invalid_params(format!("Prompt {name} not found")))?;
         let arguments = params
             .and_then(|p| p.get("arguments"))
+            .filter(|a| !a.is_null())
             .cloned()
             .unwrap_or_else(|| json!({}));
         let args: IndexMap<String, String> =
@@ -445,14 +459,21 @@ impl McpServer {
             &self.info.name,
         );
         let mut body = match params.and_then(|p| p.get("requestState")) {
-            None => TicketBody::default(),
+            None | Some(Value::Null) => {
+                // First round: forms the tool declares up front may be answered already.
+                let mut first = TicketBody::default();
+                for (key, form) in call.expected.into_iter().flatten() {
+                    first
+                        .asked
+                        .insert(key.clone(), Asked::Form(form.schema.for_checking()));
+                }
+                first
+            }
             Some(token) => self.open_ticket(token, &binding, call.single_use).await?,
         };
-        for (key, form) in call.expected.into_iter().flatten() {
-            body.asked
-                .entry(key.clone())
-                .or_insert_with(|| Asked::Form(form.schema.for_checking()));
-        }
+        // A key asked again is answered again: an earlier acceptance under it no
+        // longer counts (a decline now must not fall back to a yes from before).
+        body.accepted.retain(|key, _| !body.asked.contains_key(key));
         let responses = match params.and_then(|p| p.get("inputResponses")) {
             None | Some(Value::Null) => None,
             Some(Value::Object(o)) => Some(o),
@@ -572,10 +593,21 @@ impl McpServer {
             .open::<TicketBody>(token, binding)
             .map_err(|e| fail(RequestStateFailure::Open(e)))?;
         if single_use && let Some(ledger) = &self.ledger {
-            ledger
-                .consume(&opened.ticket_id, opened.expires_at)
-                .await
-                .map_err(|e| fail(RequestStateFailure::AlreadyUsed(e.reason())))?;
+            match ledger.consume(&opened.ticket_id, opened.expires_at).await {
+                Ok(()) => {}
+                Err(tessera_state::LedgerError::AlreadyUsed) => {
+                    return Err(fail(RequestStateFailure::AlreadyUsed("already_used")));
+                }
+                // A full or failing ledger is the server's problem, not a bad ticket: fail closed, retryably.
+                Err(e) => {
+                    tracing::warn!(error = %e, "ticket ledger refused a redemption");
+                    return Err(ServerError::Internal {
+                        message:
+                            "the server cannot record single-use tickets right now; try again later"
+                                .into(),
+                    });
+                }
+            }
         }
         Ok(opened.payload)
     }

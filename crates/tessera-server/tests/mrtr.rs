@@ -120,6 +120,33 @@ async fn survey(ctx: RequestContext<u32>, _args: Empty) -> ToolReply<u32> {
 #[derive(Deserialize, schemars::JsonSchema)]
 struct Empty {}
 
+/// Asks "confirm" twice (a second thought); both must be accepted.
+async fn confirm_twice(ctx: RequestContext<u8>, _args: Empty) -> ToolReply<u8> {
+    #[derive(Deserialize)]
+    struct Ok {
+        ok: bool,
+    }
+    let ask = |round: u8| {
+        InputRequired::new()
+            .elicit(
+                "confirm",
+                ElicitForm::new("Sure?").required("ok", FormField::boolean()),
+            )
+            .state(round)
+            .into()
+    };
+    match (ctx.state().copied(), ctx.accepted::<Ok>("confirm")) {
+        (None, _) => ask(1),
+        (Some(1), Some(Ok { ok: true })) => ask(2),
+        (Some(2), Some(Ok { ok: true })) => CallToolResult::text("confirmed twice").into(),
+        _ => CallToolResult::text(format!(
+            "not confirmed: {:?}",
+            ctx.accepted_content("confirm")
+        ))
+        .into(),
+    }
+}
+
 /// Asks for one input of the kind named in its argument.
 async fn ask_kind(_ctx: RequestContext<()>, args: KindArgs) -> ToolReply {
     let ir = match args.kind.as_str() {
@@ -178,6 +205,7 @@ fn server_with_ttl(ttl: Duration) -> McpServer {
         .tool(ToolDef::new("survey").handler(survey))
         .tool(ToolDef::new("ask").handler(ask_kind))
         .tool(ToolDef::new("redeem").single_use().handler(redeem))
+        .tool(ToolDef::new("confirm-twice").handler(confirm_twice))
         .prompt(
             PromptDef::new("p").handler(|_ctx: RequestContext<()>, _args| async {
                 InputRequired::new()
@@ -593,6 +621,56 @@ async fn capability_gating_for_each_input_kind() {
 }
 
 #[tokio::test]
+async fn a_key_asked_again_does_not_fall_back_to_the_earlier_yes() {
+    let mut h = Harness::new(server());
+    let p = call_params("confirm-twice", json!({}), json!({"elicitation": {}}));
+    let r1 = h.call(p.clone()).await;
+    let r2 = h
+        .call(with(
+            p.clone(),
+            Some(&state(&r1)),
+            json!({"confirm": accept(json!({"ok": true, "extra": "dropped"}))}),
+        ))
+        .await;
+    assert!(r2["result"]["inputRequests"]["confirm"].is_object(), "{r2}");
+    let s2 = state(&r2);
+    // A decline, or no answer at all, to the second question is not the first one's yes.
+    let r = h
+        .call(with(
+            p.clone(),
+            Some(&s2),
+            json!({"confirm": {"action": "decline"}}),
+        ))
+        .await;
+    assert_eq!(text(&r), "not confirmed: None");
+    let r = h.call(with(p.clone(), Some(&s2), json!({}))).await;
+    assert_eq!(text(&r), "not confirmed: None");
+    let r = h
+        .call(with(
+            p,
+            Some(&s2),
+            json!({"confirm": accept(json!({"ok": true}))}),
+        ))
+        .await;
+    assert_eq!(text(&r), "confirmed twice");
+}
+
+#[tokio::test]
+async fn accepted_content_keeps_only_the_fields_the_form_asked_for() {
+    let mut h = Harness::new(server());
+    let p = call_params("confirm-twice", json!({}), json!({"elicitation": {}}));
+    let r1 = h.call(p.clone()).await;
+    let r2 = h
+        .call(with(
+            p.clone(),
+            Some(&state(&r1)),
+            json!({"confirm": accept(json!({"ok": false, "extra": "x"}))}),
+        ))
+        .await;
+    assert_eq!(text(&r2), "not confirmed: Some({\"ok\": Bool(false)})");
+}
+
+#[tokio::test]
 async fn a_single_use_ticket_redeems_once() {
     let mut h = Harness::new(server());
     let p = call_params("redeem", json!({}), json!({}));
@@ -674,7 +752,7 @@ async fn envelope_errors_and_lists() {
         .collect();
     assert_eq!(
         names,
-        ["increase-counter", "other-tool", "survey", "ask", "redeem"]
+        ["increase-counter", "other-tool", "survey", "ask", "redeem", "confirm-twice"]
     );
     assert_eq!(
         r["result"]["tools"][0]["inputSchema"]["properties"]["current"]["description"],
