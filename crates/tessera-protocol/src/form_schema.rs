@@ -6,7 +6,7 @@ use indexmap::IndexMap;
 use serde::de::{self, Deserializer};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize, Serializer};
-use serde_json::{Map, Number, Value, json};
+use serde_json::{Map, Number, Value};
 
 /// The `requestedSchema` of a form elicitation: `type: "object"` with primitive properties.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -554,18 +554,11 @@ impl PrimitiveSchema {
 
     /// The field as JSON.
     pub fn to_value(&self) -> Value {
-        Value::Object(
-            self.entries()
-                .into_iter()
-                .map(|(k, v)| (k.to_owned(), v))
-                .collect(),
-        )
+        serde_json::to_value(self).unwrap_or(Value::Null)
     }
 
-    /// The field's members in wire order.
-    fn entries(&self) -> Vec<(&'static str, Value)> {
-        let mut o: Vec<(&'static str, Value)> = Vec::with_capacity(8);
-        let mut put = |k: &'static str, v: Value| o.push((k, v));
+    /// Writes the field's members, in wire order, without building JSON values.
+    fn write<M: SerializeMap>(&self, map: &mut M) -> Result<(), M::Error> {
         let (title, description) = match self {
             Self::String(s) => (&s.title, &s.description),
             Self::Number(s) => (&s.title, &s.description),
@@ -573,95 +566,84 @@ impl PrimitiveSchema {
             Self::SingleSelect(s) => (&s.title, &s.description),
             Self::MultiSelect(s) => (&s.title, &s.description),
         };
-        match self {
-            Self::String(_) | Self::SingleSelect(_) => put("type", json!("string")),
-            Self::Number(n) => put("type", json!(if n.integer { "integer" } else { "number" })),
-            Self::Boolean(_) => put("type", json!("boolean")),
-            Self::MultiSelect(_) => put("type", json!("array")),
-        }
+        let ty = match self {
+            Self::String(_) | Self::SingleSelect(_) => "string",
+            Self::Number(n) if n.integer => "integer",
+            Self::Number(_) => "number",
+            Self::Boolean(_) => "boolean",
+            Self::MultiSelect(_) => "array",
+        };
+        map.serialize_entry("type", ty)?;
         if let Some(t) = title {
-            put("title", json!(t));
+            map.serialize_entry("title", t)?;
         }
         if let Some(d) = description {
-            put("description", json!(d));
+            map.serialize_entry("description", d)?;
         }
         match self {
             Self::String(s) => {
                 if let Some(v) = s.min_length {
-                    put("minLength", json!(v));
+                    map.serialize_entry("minLength", &v)?;
                 }
                 if let Some(v) = s.max_length {
-                    put("maxLength", json!(v));
+                    map.serialize_entry("maxLength", &v)?;
                 }
                 if let Some(f) = s.format {
-                    put("format", json!(f.as_str()));
+                    map.serialize_entry("format", f.as_str())?;
                 }
                 if let Some(d) = &s.default {
-                    put("default", json!(d));
+                    map.serialize_entry("default", d)?;
                 }
             }
             Self::Number(n) => {
                 if let Some(v) = &n.minimum {
-                    put("minimum", Value::Number(v.clone()));
+                    map.serialize_entry("minimum", v)?;
                 }
                 if let Some(v) = &n.maximum {
-                    put("maximum", Value::Number(v.clone()));
+                    map.serialize_entry("maximum", v)?;
                 }
                 if let Some(d) = &n.default {
-                    put("default", Value::Number(d.clone()));
+                    map.serialize_entry("default", d)?;
                 }
             }
             Self::Boolean(b) => {
                 if let Some(d) = b.default {
-                    put("default", json!(d));
+                    map.serialize_entry("default", &d)?;
                 }
             }
             Self::SingleSelect(s) => {
                 match (&s.options, s.legacy_names) {
-                    (EnumOptions::Untitled(v), _) => put("enum", json!(v)),
+                    (EnumOptions::Untitled(v), _) => map.serialize_entry("enum", v)?,
                     (EnumOptions::Titled(v), true) => {
-                        put(
+                        map.serialize_entry(
                             "enum",
-                            json!(v.iter().map(|o| &o.value).collect::<Vec<_>>()),
-                        );
-                        put(
+                            &v.iter().map(|o| &o.value).collect::<Vec<_>>(),
+                        )?;
+                        map.serialize_entry(
                             "enumNames",
-                            json!(v.iter().map(|o| &o.title).collect::<Vec<_>>()),
-                        );
+                            &v.iter().map(|o| &o.title).collect::<Vec<_>>(),
+                        )?;
                     }
-                    (EnumOptions::Titled(v), false) => put(
-                        "oneOf",
-                        Value::Array(
-                            v.iter()
-                                .map(|o| json!({"const": o.value, "title": o.title}))
-                                .collect(),
-                        ),
-                    ),
+                    (EnumOptions::Titled(v), false) => map.serialize_entry("oneOf", &Choices(v))?,
                 }
                 if let Some(d) = &s.default {
-                    put("default", json!(d));
+                    map.serialize_entry("default", d)?;
                 }
             }
             Self::MultiSelect(m) => {
                 if let Some(v) = m.min_items {
-                    put("minItems", json!(v));
+                    map.serialize_entry("minItems", &v)?;
                 }
                 if let Some(v) = m.max_items {
-                    put("maxItems", json!(v));
+                    map.serialize_entry("maxItems", &v)?;
                 }
-                let items = match &m.options {
-                    EnumOptions::Untitled(v) => json!({"type": "string", "enum": v}),
-                    EnumOptions::Titled(v) => json!({
-                        "anyOf": v.iter().map(|o| json!({"const": o.value, "title": o.title})).collect::<Vec<_>>()
-                    }),
-                };
-                put("items", items);
+                map.serialize_entry("items", &Items(&m.options))?;
                 if let Some(d) = &m.default {
-                    put("default", json!(d));
+                    map.serialize_entry("default", d)?;
                 }
             }
         }
-        o
+        Ok(())
     }
 
     /// The label to show: the title, else `None`.
@@ -743,10 +725,48 @@ impl<'de> Deserialize<'de> for ElicitationSchema {
 
 impl Serialize for PrimitiveSchema {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let entries = self.entries();
-        let mut map = s.serialize_map(Some(entries.len()))?;
-        for (k, v) in &entries {
-            map.serialize_entry(k, v)?;
+        let mut map = s.serialize_map(None)?;
+        self.write(&mut map)?;
+        map.end()
+    }
+}
+
+/// Titled choices as `[{"const": value, "title": label}, ...]`.
+struct Choices<'a>(&'a [EnumOption]);
+
+impl Serialize for Choices<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = s.serialize_seq(Some(self.0.len()))?;
+        for o in self.0 {
+            seq.serialize_element(&ChoiceOut {
+                value: &o.value,
+                title: &o.title,
+            })?;
+        }
+        seq.end()
+    }
+}
+
+#[derive(Serialize)]
+struct ChoiceOut<'a> {
+    #[serde(rename = "const")]
+    value: &'a str,
+    title: &'a str,
+}
+
+/// The `items` of a multi-select.
+struct Items<'a>(&'a EnumOptions);
+
+impl Serialize for Items<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        match self.0 {
+            EnumOptions::Untitled(v) => {
+                map.serialize_entry("type", "string")?;
+                map.serialize_entry("enum", v)?;
+            }
+            EnumOptions::Titled(v) => map.serialize_entry("anyOf", &Choices(v))?,
         }
         map.end()
     }
@@ -761,6 +781,7 @@ impl<'de> Deserialize<'de> for PrimitiveSchema {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn nested_object_is_rejected_naming_the_field() {

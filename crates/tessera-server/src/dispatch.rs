@@ -4,13 +4,15 @@ use std::sync::Arc;
 
 use indexmap::IndexMap;
 use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use tessera_protocol::{
     CallToolResult, ClientCapabilities, CompleteRequestParams, CompleteResult, DiscoverResult,
-    ElicitationCapability, InputRequiredResult, JsonObject, JsonRpcErrorResponse, JsonRpcRequest,
-    JsonRpcResultResponse, ListChangedCapability, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, RequestId, RequestMeta, ResourcesCapability,
-    SERVER_INFO_KEY, STATELESS_PROTOCOL_VERSIONS, ServerCapabilities,
+    ElicitationCapability, GetPromptResult, InputRequiredResult, JsonObject, JsonRpcErrorResponse,
+    JsonRpcRequest, ListChangedCapability, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, ReadResourceResult, RequestId, RequestMeta,
+    ResourcesCapability, ResultMeta, SERVER_INFO_KEY, STATELESS_PROTOCOL_VERSIONS,
+    ServerCapabilities,
 };
 use tessera_state::{Binding, TicketLedger};
 
@@ -24,20 +26,21 @@ use crate::pagination::{offset_of, page};
 use crate::ticket::{Asked, TicketBody};
 use crate::{BoxFuture, McpServer, Reply, RequestFacts, ServerError};
 
-/// The outcome of one request: its id and its result or error.
+/// The outcome of one request: its id and its result (serialised) or error.
 #[derive(Debug)]
 pub struct Handled {
     /// The request's id, echoed.
     pub id: RequestId,
-    /// The result, or why the request failed.
-    pub result: Result<Value, ServerError>,
+    /// The result as JSON text, or why the request failed.
+    pub result: Result<Box<RawValue>, ServerError>,
 }
 
 impl Handled {
     /// `complete`, `input_required` or `error`: for logs and metrics.
     pub fn outcome(&self) -> &'static str {
         match &self.result {
-            Ok(v) if v.get("resultType").and_then(Value::as_str) == Some("input_required") => {
+            // Our InputRequiredResult serialises resultType first.
+            Ok(raw) if raw.get().starts_with(r#"{"resultType":"input_required""#) => {
                 "input_required"
             }
             Ok(_) => "complete",
@@ -45,15 +48,17 @@ impl Handled {
         }
     }
 
+    /// The result as a JSON value (parses it; for tests and tools, not the hot path).
+    pub fn result_value(&self) -> Option<Value> {
+        self.result
+            .as_ref()
+            .ok()
+            .and_then(|raw| serde_json::from_str(raw.get()).ok())
+    }
+
     /// The JSON-RPC response as a JSON value.
     pub fn to_json(&self) -> Value {
-        match &self.result {
-            Ok(result) => json!(JsonRpcResultResponse::new(self.id.clone(), result)),
-            Err(e) => json!(JsonRpcErrorResponse::new(
-                Some(self.id.clone()),
-                e.to_error_object()
-            )),
-        }
+        serde_json::from_slice(&self.to_bytes()).unwrap_or(Value::Null)
     }
 
     /// The JSON-RPC response serialised.
@@ -62,7 +67,7 @@ impl Handled {
         struct Ok<'a> {
             jsonrpc: &'static str,
             id: &'a RequestId,
-            result: &'a Value,
+            result: &'a RawValue,
         }
         match &self.result {
             Result::Ok(result) => serde_json::to_vec(&Ok {
@@ -70,9 +75,47 @@ impl Handled {
                 id: &self.id,
                 result,
             }),
-            Err(_) => serde_json::to_vec(&self.to_json()),
+            Err(e) => serde_json::to_vec(&JsonRpcErrorResponse::new(
+                Some(self.id.clone()),
+                e.to_error_object(),
+            )),
         }
         .unwrap_or_default()
+    }
+}
+
+/// A result on its way out: built as a value (lists, discovery, legacy), or
+/// already serialised with its `_meta` (the multi round-trip methods).
+pub(crate) enum Json {
+    Value(Value),
+    Raw(Box<RawValue>),
+}
+
+/// Results that carry a `_meta` the server fills with its `serverInfo`.
+pub(crate) trait ResultShape: Serialize {
+    /// The result's `_meta`.
+    fn meta_slot(&mut self) -> &mut Option<ResultMeta>;
+}
+
+macro_rules! result_shape {
+    ($($t:ty),*) => {$(
+        impl ResultShape for $t {
+            fn meta_slot(&mut self) -> &mut Option<ResultMeta> {
+                &mut self.meta
+            }
+        }
+    )*};
+}
+result_shape!(
+    CallToolResult,
+    GetPromptResult,
+    ReadResourceResult,
+    InputRequiredResult
+);
+
+fn serialisation_failed(e: serde_json::Error) -> ServerError {
+    ServerError::Internal {
+        message: format!("result cannot be serialised: {e}"),
     }
 }
 
@@ -98,26 +141,26 @@ impl McpServer {
     pub async fn handle(&self, request: JsonRpcRequest<Value>, facts: RequestFacts) -> Handled {
         let id = request.id.clone();
         let legacy = facts.legacy_version().is_some();
-        let mut result = if legacy {
-            self.handle_legacy(request, facts).await
-        } else {
-            self.handle_modern(request, facts).await
-        };
-        if let Ok(value) = &mut result {
-            if legacy {
-                to_legacy_shape(value);
-            } else if let Some(o) = value.as_object_mut() {
-                match o.get_mut("_meta").and_then(Value::as_object_mut) {
-                    Some(meta) => {
-                        meta.entry(SERVER_INFO_KEY)
-                            .or_insert_with(|| self.result_meta[SERVER_INFO_KEY].clone());
-                    }
-                    None => {
-                        o.insert("_meta".into(), self.result_meta.clone());
+        let out = self.route(request, facts).await;
+        let result = out.and_then(|json| match json {
+            Json::Raw(raw) => Ok(raw),
+            Json::Value(mut value) => {
+                if legacy {
+                    to_legacy_shape(&mut value);
+                } else if let Some(o) = value.as_object_mut() {
+                    match o.get_mut("_meta").and_then(Value::as_object_mut) {
+                        Some(meta) => {
+                            meta.entry(SERVER_INFO_KEY)
+                                .or_insert_with(|| self.result_meta[SERVER_INFO_KEY].clone());
+                        }
+                        None => {
+                            o.insert("_meta".into(), self.result_meta.clone());
+                        }
                     }
                 }
+                serde_json::value::to_raw_value(&value).map_err(serialisation_failed)
             }
-        }
+        });
         Handled { id, result }
     }
 
@@ -126,23 +169,32 @@ impl McpServer {
         tracing::debug!(method, "notification received");
     }
 
-    async fn handle_modern(
+    /// One method table for both eras: modern requests carry `_meta` and may
+    /// discover; initialize-era ones may `initialize` and `ping`.
+    async fn route(
         &self,
         request: JsonRpcRequest<Value>,
         facts: RequestFacts,
-    ) -> Result<Value, ServerError> {
+    ) -> Result<Json, ServerError> {
+        let legacy = facts.legacy_version().is_some();
         let params = request.params.as_ref();
-        let meta = crate::envelope::read_meta(params)?;
-        let scope = |target: &str| {
+        let meta = if legacy {
+            RequestMeta::default()
+        } else {
+            crate::envelope::read_meta(params)?
+        };
+        let id = request.id.clone();
+        let scope = move |target: &str| {
             Arc::new(RequestScope {
-                id: request.id.clone(),
+                id,
                 target: target.to_owned(),
-                meta: meta.clone(),
-                facts: facts.clone(),
+                meta,
+                facts,
             })
         };
-        match request.method.as_str() {
-            "server/discover" => Ok(json!(DiscoverResult {
+        let value = Json::Value;
+        match (request.method.as_str(), legacy) {
+            ("server/discover", false) => Ok(value(json!(DiscoverResult {
                 supported_versions: STATELESS_PROTOCOL_VERSIONS
                     .iter()
                     .map(|v| (*v).to_owned())
@@ -152,50 +204,26 @@ impl McpServer {
                 ttl_ms: self.discover_cache.ttl_ms,
                 cache_scope: self.discover_cache.scope,
                 ..DiscoverResult::default()
-            })),
-            "tools/list" => self.list_tools(params),
-            "tools/call" => self.call_tool(params, scope).await,
-            "prompts/list" if !self.prompts.is_empty() => self.list_prompts(params),
-            "prompts/get" if !self.prompts.is_empty() => self.get_prompt(params, scope).await,
-            "resources/list" if self.has_resources() => self.list_resources(params),
-            "resources/templates/list" if self.has_resources() => self.list_templates(params),
-            "resources/read" if self.has_resources() => self.read_resource(params, scope).await,
-            "completion/complete" if self.completion.is_some() => self.complete(params).await,
-            other => Err(ServerError::MethodNotFound {
-                method: other.to_owned(),
-            }),
-        }
-    }
-
-    async fn handle_legacy(
-        &self,
-        request: JsonRpcRequest<Value>,
-        facts: RequestFacts,
-    ) -> Result<Value, ServerError> {
-        let params = request.params.as_ref();
-        let meta = RequestMeta::default();
-        let scope = |target: &str| {
-            Arc::new(RequestScope {
-                id: request.id.clone(),
-                target: target.to_owned(),
-                meta: meta.clone(),
-                facts: facts.clone(),
-            })
-        };
-        match request.method.as_str() {
-            "initialize" => Ok(self.initialize_result(params)),
+            }))),
+            ("initialize", true) => Ok(value(self.initialize_result(params))),
             // Per-request serving keeps no session to store a level in; log
             // notifications reach legacy clients only through SSE, which they do not get here.
-            "ping" | "logging/setLevel" => Ok(json!({})),
-            "tools/list" => self.list_tools(params),
-            "tools/call" => self.call_tool(params, scope).await,
-            "prompts/list" if !self.prompts.is_empty() => self.list_prompts(params),
-            "prompts/get" if !self.prompts.is_empty() => self.get_prompt(params, scope).await,
-            "resources/list" if self.has_resources() => self.list_resources(params),
-            "resources/templates/list" if self.has_resources() => self.list_templates(params),
-            "resources/read" if self.has_resources() => self.read_resource(params, scope).await,
-            "completion/complete" if self.completion.is_some() => self.complete(params).await,
-            other => Err(ServerError::MethodNotFound {
+            ("ping" | "logging/setLevel", true) => Ok(value(json!({}))),
+            ("tools/list", _) => self.list_tools(params).map(value),
+            ("tools/call", _) => self.call_tool(params, scope).await,
+            ("prompts/list", _) if !self.prompts.is_empty() => self.list_prompts(params).map(value),
+            ("prompts/get", _) if !self.prompts.is_empty() => self.get_prompt(params, scope).await,
+            ("resources/list", _) if self.has_resources() => self.list_resources(params).map(value),
+            ("resources/templates/list", _) if self.has_resources() => {
+                self.list_templates(params).map(value)
+            }
+            ("resources/read", _) if self.has_resources() => {
+                self.read_resource(params, scope).await
+            }
+            ("completion/complete", _) if self.completion.is_some() => {
+                self.complete(params).await.map(value)
+            }
+            (other, _) => Err(ServerError::MethodNotFound {
                 method: other.to_owned(),
             }),
         }
@@ -316,8 +344,8 @@ impl McpServer {
     async fn call_tool(
         &self,
         params: Option<&Value>,
-        scope: impl Fn(&str) -> Arc<RequestScope>,
-    ) -> Result<Value, ServerError> {
+        scope: impl FnOnce(&str) -> Arc<RequestScope>,
+    ) -> Result<Json, ServerError> {
         let name = required_str(params, "name", "tools/call")?;
         let tool = self
             .tools
@@ -349,7 +377,7 @@ impl McpServer {
         };
         match self.run_mrtr(call, params, scope(name)).await {
             Err(ServerError::LegacyInputRequired { message }) => {
-                Ok(json!(CallToolResult::error(message)))
+                Ok(Json::Value(json!(CallToolResult::error(message))))
             }
             other => other,
         }
@@ -358,8 +386,8 @@ impl McpServer {
     async fn get_prompt(
         &self,
         params: Option<&Value>,
-        scope: impl Fn(&str) -> Arc<RequestScope>,
-    ) -> Result<Value, ServerError> {
+        scope: impl FnOnce(&str) -> Arc<RequestScope>,
+    ) -> Result<Json, ServerError> {
         let name = required_str(params, "name", "prompts/get")?;
         let prompt = self
             .prompts
@@ -401,8 +429,8 @@ impl McpServer {
     async fn read_resource(
         &self,
         params: Option<&Value>,
-        scope: impl Fn(&str) -> Arc<RequestScope>,
-    ) -> Result<Value, ServerError> {
+        scope: impl FnOnce(&str) -> Arc<RequestScope>,
+    ) -> Result<Json, ServerError> {
         let uri = required_str(params, "uri", "resources/read")?;
         let (handler, vars) = if let Some(resource) = self.resources.get(uri) {
             (resource.handler.clone(), IndexMap::new())
@@ -423,6 +451,7 @@ impl McpServer {
             });
         };
         let no_arguments = Value::Object(Map::new());
+        let hint = self.read_cache;
         let call = MrtrCall {
             method: "resources/read",
             kind: "Resource",
@@ -430,27 +459,31 @@ impl McpServer {
             arguments: &no_arguments,
             single_use: false,
             expected: None,
-            run: Box::new(move |input| handler(input, vars)),
+            run: Box::new(move |input| {
+                Box::pin(async move {
+                    Ok(match handler(input, vars).await? {
+                        // Caching hints the handler left out come from the server's defaults.
+                        Reply::Complete(mut result) => {
+                            result.ttl_ms.get_or_insert(hint.ttl_ms);
+                            result.cache_scope.get_or_insert(hint.scope);
+                            Reply::Complete(result)
+                        }
+                        other => other,
+                    })
+                })
+            }),
         };
-        let mut value = self.run_mrtr(call, params, scope(uri)).await?;
-        if let Some(o) = value.as_object_mut()
-            && o.get("resultType").and_then(Value::as_str) == Some("complete")
-        {
-            o.entry("ttlMs").or_insert(json!(self.read_cache.ttl_ms));
-            o.entry("cacheScope")
-                .or_insert(json!(self.read_cache.scope));
-        }
-        Ok(value)
+        self.run_mrtr(call, params, scope(uri)).await
     }
 
     /// The multi round-trip flow shared by tools, prompts and resources:
     /// open the ticket, read the answers, run the handler, seal the next ticket.
-    async fn run_mrtr<R: Serialize>(
+    async fn run_mrtr<R: ResultShape>(
         &self,
         call: MrtrCall<'_, R>,
         params: Option<&Value>,
         scope: Arc<RequestScope>,
-    ) -> Result<Value, ServerError> {
+    ) -> Result<Json, ServerError> {
         let binding = Binding::new(
             call.method,
             call.target,
@@ -501,11 +534,10 @@ impl McpServer {
             earlier: Arc::clone(&accepted),
         };
         match (call.run)(input).await? {
-            Reply::Complete(result) => {
-                serde_json::to_value(result).map_err(|e| ServerError::Internal {
-                    message: format!("result cannot be serialised: {e}"),
-                })
-            }
+            Reply::Complete(result) if legacy_version.is_some() => serde_json::to_value(result)
+                .map(Json::Value)
+                .map_err(serialisation_failed),
+            Reply::Complete(result) => self.finish(result),
             Reply::InputRequired(ir) => {
                 if let Some(version) = legacy_version {
                     let (key, method) = ir
@@ -564,13 +596,24 @@ impl McpServer {
                         .map(|(k, p)| (k.clone(), p.to_wire()))
                         .collect()
                 });
-                Ok(json!(InputRequiredResult {
+                self.finish(InputRequiredResult {
                     input_requests,
                     request_state: Some(token),
                     meta: None,
-                }))
+                })
             }
         }
+    }
+
+    /// Serialises a modern result once, with `serverInfo` in its `_meta`.
+    fn finish<R: ResultShape>(&self, mut result: R) -> Result<Json, ServerError> {
+        let meta = result.meta_slot().get_or_insert_with(ResultMeta::default);
+        if meta.server_info.is_none() {
+            meta.server_info = Some(self.info.clone());
+        }
+        serde_json::value::to_raw_value(&result)
+            .map(Json::Raw)
+            .map_err(serialisation_failed)
     }
 
     async fn open_ticket(

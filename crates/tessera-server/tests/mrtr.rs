@@ -752,7 +752,14 @@ async fn envelope_errors_and_lists() {
         .collect();
     assert_eq!(
         names,
-        ["increase-counter", "other-tool", "survey", "ask", "redeem", "confirm-twice"]
+        [
+            "increase-counter",
+            "other-tool",
+            "survey",
+            "ask",
+            "redeem",
+            "confirm-twice"
+        ]
     );
     assert_eq!(
         r["result"]["tools"][0]["inputSchema"]["properties"]["current"]["description"],

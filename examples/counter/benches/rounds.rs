@@ -47,7 +47,7 @@ fn block<T>(f: impl std::future::Future<Output = T>) -> T {
 fn rounds(c: &mut Criterion) {
     let server = server();
     let r1 = block(server.handle(request(json!({})), RequestFacts::modern()));
-    let s1 = r1.result.as_ref().unwrap()["requestState"]
+    let s1 = r1.result_value().unwrap()["requestState"]
         .as_str()
         .unwrap()
         .to_owned();
@@ -55,7 +55,7 @@ fn rounds(c: &mut Criterion) {
         json!({"requestState": s1, "inputResponses": {"amount": {"action": "accept", "content": {"amount": 5}}}}),
     );
     let r2 = block(server.handle(round2.clone(), RequestFacts::modern()));
-    let s2 = r2.result.as_ref().unwrap()["requestState"]
+    let s2 = r2.result_value().unwrap()["requestState"]
         .as_str()
         .unwrap()
         .to_owned();
