@@ -75,7 +75,8 @@ impl StringFormat {
         }
     }
 
-    fn parse(s: &str) -> Option<Self> {
+    /// The format with wire name `s`, if it is one of the four.
+    pub fn parse(s: &str) -> Option<Self> {
         Some(match s {
             "email" => Self::Email,
             "uri" => Self::Uri,

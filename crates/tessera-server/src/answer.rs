@@ -78,7 +78,7 @@ pub(crate) fn collect(
 
 fn read(kind: &Asked, response: &Value) -> Slot {
     match kind {
-        Asked::Form(schema) => match elicit_result(response) {
+        Asked::Form(check) => match elicit_result(response) {
             Err(why) => Slot::Invalid(why),
             Ok(ElicitResult {
                 action: ElicitAction::Accept,
@@ -88,6 +88,7 @@ fn read(kind: &Asked, response: &Value) -> Slot {
                 let Some(content) = content else {
                     return Slot::Invalid("accepted without content".into());
                 };
+                let schema = check.to_schema();
                 match schema.check_content(&content) {
                     // Only the fields the form asked for are kept: nothing else reaches the handler or the ticket.
                     Ok(()) => Slot::Accepted(

@@ -23,7 +23,7 @@ use crate::handler::{CallInput, ErasedReply};
 use crate::input_required::Pending;
 use crate::legacy::{needs_modern_message, to_legacy_shape};
 use crate::pagination::{offset_of, page};
-use crate::ticket::{Asked, TicketBody};
+use crate::ticket::{Asked, FormCheck, TicketBody};
 use crate::{BoxFuture, McpServer, Reply, RequestFacts, ServerError};
 
 /// The outcome of one request: its id and its result (serialised) or error.
@@ -498,7 +498,7 @@ impl McpServer {
                 for (key, form) in call.expected.into_iter().flatten() {
                     first
                         .asked
-                        .insert(key.clone(), Asked::Form(form.schema.for_checking()));
+                        .insert(key.clone(), Asked::Form(FormCheck::of(&form.schema)));
                 }
                 first
             }
@@ -572,7 +572,7 @@ impl McpServer {
                     .iter()
                     .map(|(k, p)| {
                         let kind = match p {
-                            Pending::Form(f) => Asked::Form(f.schema.for_checking()),
+                            Pending::Form(f) => Asked::Form(FormCheck::of(&f.schema)),
                             Pending::Url { .. } => Asked::Url,
                             Pending::Sample(_) => Asked::Sample,
                             Pending::Roots => Asked::Roots,
