@@ -1,24 +1,8 @@
 //! The standard and mirrored request headers of the 2026-07-28 HTTP transport.
 
-use base64::Engine;
-use base64::engine::general_purpose::STANDARD;
 use serde_json::Value;
 
-/// A header value as the spec's Value Encoding requires: plain when it is
-/// visible ASCII or inner spaces with no leading/trailing whitespace, else
-/// `=?base64?…?=` of its UTF-8 bytes (also when it looks like the sentinel).
-pub fn encode_header_value(value: &str) -> String {
-    let looks_encoded = value.starts_with("=?base64?") && value.ends_with("?=");
-    let plain = value.bytes().all(|b| (0x20..=0x7e).contains(&b))
-        && !value.starts_with(' ')
-        && !value.ends_with(' ')
-        && !looks_encoded;
-    if plain {
-        value.to_owned()
-    } else {
-        format!("=?base64?{}?=", STANDARD.encode(value.as_bytes()))
-    }
-}
+pub use tessera_protocol::encode_header_value;
 
 fn is_tchar(c: char) -> bool {
     c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c)
@@ -137,27 +121,6 @@ pub(crate) fn param_headers(input_schema: &Value, arguments: &Value) -> Vec<(Str
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn value_encoding_follows_the_spec_table() {
-        assert_eq!(encode_header_value("us-west1"), "us-west1");
-        assert_eq!(encode_header_value("us west 1"), "us west 1");
-        assert_eq!(
-            encode_header_value("Hello, 世界"),
-            "=?base64?SGVsbG8sIOS4lueVjA==?="
-        );
-        assert_eq!(encode_header_value(" padded "), "=?base64?IHBhZGRlZCA=?=");
-        assert_eq!(
-            encode_header_value("line1\nline2"),
-            "=?base64?bGluZTEKbGluZTI=?="
-        );
-        assert_eq!(
-            encode_header_value("=?base64?literal?="),
-            "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?="
-        );
-        assert_eq!(encode_header_value("\tindented"), "=?base64?CWluZGVudGVk?=");
-        assert_eq!(encode_header_value(""), "");
-    }
 
     #[test]
     fn annotations_are_validated() {

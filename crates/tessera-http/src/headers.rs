@@ -1,8 +1,7 @@
 //! The standard request headers of the 2026-07-28 transport and their checks.
 
-use base64::Engine;
-use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD};
 use http::HeaderMap;
+use tessera_protocol::decode_header_value as decode_sentinel;
 
 /// `MCP-Protocol-Version`.
 pub(crate) const PROTOCOL_VERSION: &str = "mcp-protocol-version";
@@ -29,24 +28,6 @@ pub(crate) fn header_value<'a>(
             header: "(invalid characters)".into(),
             body: format!("the {name} header contains characters that are not visible ASCII"),
         }),
-    }
-}
-
-/// Decodes the `=?base64?…?=` sentinel form; a plain value is returned as it is.
-pub(crate) fn decode_sentinel(value: &str) -> Result<String, String> {
-    match value
-        .strip_prefix("=?base64?")
-        .and_then(|v| v.strip_suffix("?="))
-    {
-        None => Ok(value.to_owned()),
-        Some(encoded) => {
-            let bytes = STANDARD
-                .decode(encoded)
-                .or_else(|_| STANDARD_NO_PAD.decode(encoded))
-                .map_err(|_| format!("the value {value:?} is not valid base64"))?;
-            String::from_utf8(bytes)
-                .map_err(|_| format!("the value {value:?} does not decode to UTF-8"))
-        }
     }
 }
 
@@ -120,24 +101,6 @@ mod tests {
             );
         }
         h
-    }
-
-    #[test]
-    fn sentinel_decoding() {
-        assert_eq!(
-            decode_sentinel("=?base64?aW5jcmVhc2UtY291bnRlcg==?=").unwrap(),
-            "increase-counter"
-        );
-        assert_eq!(
-            decode_sentinel("=?base64?SGVsbG8sIOS4lueVjA==?=").unwrap(),
-            "Hello, 世界"
-        );
-        assert_eq!(
-            decode_sentinel("=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?=").unwrap(),
-            "=?base64?literal?="
-        );
-        assert_eq!(decode_sentinel("plain").unwrap(), "plain");
-        assert!(decode_sentinel("=?base64?!!!?=").is_err());
     }
 
     #[test]

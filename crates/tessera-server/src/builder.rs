@@ -40,6 +40,7 @@ pub struct McpServerBuilder {
     list_cache: CacheHint,
     read_cache: CacheHint,
     page_size: usize,
+    audience: Option<String>,
 }
 
 impl McpServerBuilder {
@@ -58,6 +59,7 @@ impl McpServerBuilder {
             list_cache: CacheHint::new(60_000, CacheScope::Private),
             read_cache: CacheHint::new(0, CacheScope::Private),
             page_size: 100,
+            audience: None,
         }
     }
 
@@ -130,6 +132,14 @@ impl McpServerBuilder {
     /// Caching hint of `resources/read`.
     pub fn read_cache(mut self, hint: CacheHint) -> Self {
         self.read_cache = hint;
+        self
+    }
+
+    /// Who tickets are for (bound into each one; default: the server name).
+    /// Give deployments that share a key and a name different audiences, e.g.
+    /// their public URLs, so a ticket from one does not open on another.
+    pub fn audience(mut self, audience: impl Into<String>) -> Self {
+        self.audience = Some(audience.into());
         self
     }
 
@@ -212,7 +222,9 @@ impl McpServerBuilder {
             None => None,
         };
         let result_meta = json!({ SERVER_INFO_KEY: self.info });
+        let audience = self.audience.unwrap_or_else(|| self.info.name.clone());
         Ok(McpServer {
+            audience,
             info: self.info,
             instructions: self.instructions,
             tools,

@@ -252,14 +252,19 @@ impl McpServer {
         }
     }
 
+    /// The page of `items` the request's cursor names, and the next cursor.
+    fn page_of<'a, T: Clone + 'a>(
+        &self,
+        params: Option<&Value>,
+        items: impl ExactSizeIterator<Item = &'a T>,
+    ) -> Result<(Vec<T>, Option<String>), ServerError> {
+        let len = items.len();
+        let offset = offset_of(cursor(params)?, len)?;
+        Ok(page(items.cloned(), offset, self.page_size, len))
+    }
+
     fn list_tools(&self, params: Option<&Value>) -> Result<Value, ServerError> {
-        let offset = offset_of(cursor(params)?, self.tools.len())?;
-        let (tools, next_cursor) = page(
-            self.tools.values().map(|t| t.tool.clone()),
-            offset,
-            self.page_size,
-            self.tools.len(),
-        );
+        let (tools, next_cursor) = self.page_of(params, self.tools.values().map(|t| &t.tool))?;
         Ok(json!(ListToolsResult {
             tools,
             next_cursor,
@@ -270,13 +275,8 @@ impl McpServer {
     }
 
     fn list_prompts(&self, params: Option<&Value>) -> Result<Value, ServerError> {
-        let offset = offset_of(cursor(params)?, self.prompts.len())?;
-        let (prompts, next_cursor) = page(
-            self.prompts.values().map(|p| p.prompt.clone()),
-            offset,
-            self.page_size,
-            self.prompts.len(),
-        );
+        let (prompts, next_cursor) =
+            self.page_of(params, self.prompts.values().map(|p| &p.prompt))?;
         Ok(json!(ListPromptsResult {
             prompts,
             next_cursor,
@@ -287,13 +287,8 @@ impl McpServer {
     }
 
     fn list_resources(&self, params: Option<&Value>) -> Result<Value, ServerError> {
-        let offset = offset_of(cursor(params)?, self.resources.len())?;
-        let (resources, next_cursor) = page(
-            self.resources.values().map(|r| r.resource.clone()),
-            offset,
-            self.page_size,
-            self.resources.len(),
-        );
+        let (resources, next_cursor) =
+            self.page_of(params, self.resources.values().map(|r| &r.resource))?;
         Ok(json!(ListResourcesResult {
             resources,
             next_cursor,
@@ -304,13 +299,8 @@ impl McpServer {
     }
 
     fn list_templates(&self, params: Option<&Value>) -> Result<Value, ServerError> {
-        let offset = offset_of(cursor(params)?, self.templates.len())?;
-        let (resource_templates, next_cursor) = page(
-            self.templates.iter().map(|t| t.template.clone()),
-            offset,
-            self.page_size,
-            self.templates.len(),
-        );
+        let (resource_templates, next_cursor) =
+            self.page_of(params, self.templates.iter().map(|t| &t.template))?;
         Ok(json!(ListResourceTemplatesResult {
             resource_templates,
             next_cursor,
@@ -489,7 +479,7 @@ impl McpServer {
             call.target,
             call.arguments,
             scope.facts.principal.as_deref(),
-            &self.info.name,
+            &self.audience,
         );
         let mut body = match params.and_then(|p| p.get("requestState")) {
             None | Some(Value::Null) => {

@@ -32,6 +32,7 @@ impl CacheHint {
 /// context. Dispatch one request with [`McpServer::handle`].
 pub struct McpServer {
     pub(crate) info: Implementation,
+    pub(crate) audience: String,
     pub(crate) instructions: Option<String>,
     pub(crate) tools: IndexMap<String, ToolDef>,
     pub(crate) prompts: IndexMap<String, PromptDef>,

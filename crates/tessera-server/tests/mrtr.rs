@@ -837,3 +837,29 @@ fn a_tool_asking_for_a_nested_form_fails_to_build() {
         .unwrap_err();
     assert!(err.to_string().contains("form field `address`"), "{err}");
 }
+
+#[tokio::test]
+async fn tickets_are_bound_to_the_audience() {
+    let build = |audience: &str| {
+        McpServer::builder("stateless-mrtr-elicitation-demo", "1.0.0")
+            .audience(audience)
+            .request_state(codec(Duration::from_secs(600)))
+            .tool(ToolDef::new("increase-counter").handler(increase_counter))
+            .build()
+            .unwrap()
+    };
+    let mut staging = Harness::new(build("https://staging.example/mcp"));
+    let mut production = Harness::new(build("https://example.com/mcp"));
+    let s1 = state(&staging.call(counter()).await);
+    let answer = json!({"amount": accept(json!({"amount": 5}))});
+    assert_invalid_state(
+        &production
+            .call(with(counter(), Some(&s1), answer.clone()))
+            .await,
+    );
+    let r = staging.call(with(counter(), Some(&s1), answer)).await;
+    assert!(
+        r["result"]["inputRequests"]["confirmation"].is_object(),
+        "{r}"
+    );
+}
