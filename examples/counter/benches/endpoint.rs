@@ -5,21 +5,14 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use criterion::{Criterion, criterion_group, criterion_main};
+
+#[path = "support.rs"]
+mod support;
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
+use support::block;
 use tessera_http::{EndpointOptions, McpEndpoint};
 use tessera_state::{KeyRing, RequestStateCodec, StateKey};
-
-fn block<T>(f: impl std::future::Future<Output = T>) -> T {
-    let waker = std::task::Waker::noop();
-    let mut cx = std::task::Context::from_waker(waker);
-    let mut f = std::pin::pin!(f);
-    loop {
-        if let std::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) {
-            return v;
-        }
-    }
-}
 
 fn body(id: u64, extra: Value) -> Bytes {
     let mut params = json!({

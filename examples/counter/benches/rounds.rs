@@ -1,7 +1,11 @@
 //! Dispatch of each counter round without HTTP: envelope, ticket, handler, result.
 
 use criterion::{Criterion, criterion_group, criterion_main};
+
+#[path = "support.rs"]
+mod support;
 use serde_json::{Value, json};
+use support::block;
 use tessera_protocol::JsonRpcRequest;
 use tessera_server::{McpServer, RequestFacts};
 use tessera_state::{KeyRing, RequestStateCodec, StateKey};
@@ -29,18 +33,6 @@ fn request(extra: Value) -> JsonRpcRequest<Value> {
         id: 1.into(),
         method: "tools/call".into(),
         params: Some(params),
-    }
-}
-
-fn block<T>(f: impl std::future::Future<Output = T>) -> T {
-    // The handlers never wait on I/O: one poll completes them.
-    let waker = std::task::Waker::noop();
-    let mut cx = std::task::Context::from_waker(waker);
-    let mut f = std::pin::pin!(f);
-    loop {
-        if let std::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) {
-            return v;
-        }
     }
 }
 
