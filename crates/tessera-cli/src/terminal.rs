@@ -2,9 +2,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use tessera_client::{
-    BoxFuture, ClientError, Elicitor, InputKinds, ScriptedAnswer, ScriptedElicitor,
-};
+use tessera_client::{BoxFuture, ClientError, Elicitor, InputKinds, ScriptedElicitor};
 use tessera_protocol::{ElicitAction, ElicitFormParams, ElicitResult, ElicitUrlParams};
 
 use crate::prompt_form;
@@ -50,13 +48,7 @@ impl CliElicitor {
     }
 
     fn scripted(&self, key: &str) -> Option<Result<ElicitResult, ClientError>> {
-        self.script.answer_for(key).map(|a| {
-            Ok(match a {
-                ScriptedAnswer::Accept(c) => ElicitResult::accept(c.clone()),
-                ScriptedAnswer::Decline => ElicitResult::decline(),
-                ScriptedAnswer::Cancel => ElicitResult::cancel(),
-            })
-        })
+        self.script.answer_for(key).map(|a| Ok(a.to_result()))
     }
 }
 

@@ -33,7 +33,8 @@ impl ScriptedAnswer {
         }
     }
 
-    fn to_result(&self) -> ElicitResult {
+    /// The elicitation result this answer gives.
+    pub fn to_result(&self) -> ElicitResult {
         match self {
             Self::Accept(content) => ElicitResult::accept(content.clone()),
             Self::Decline => ElicitResult::decline(),

@@ -6,11 +6,10 @@ use std::time::Instant;
 use bytes::Bytes;
 use http::request::Parts;
 use http::{HeaderValue, Method, Response, StatusCode, header};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tessera_protocol::{
-    ErrorObject, INVALID_REQUEST, JsonRpcMessage, JsonRpcRequest, MessageError, PARSE_ERROR,
+    INVALID_REQUEST, JsonRpcMessage, JsonRpcRequest, MessageError, PARSE_ERROR,
     PROTOCOL_VERSION_KEY, RequestId, STATELESS_PROTOCOL_VERSIONS, TRANSPORT_ERROR,
-    UNSUPPORTED_PROTOCOL_VERSION, UnsupportedVersionData,
 };
 use tessera_server::{McpServer, RequestFacts};
 
@@ -418,23 +417,6 @@ fn accepts_both(head: &Parts) -> bool {
 
 /// 400 with -32022 naming the supported versions.
 fn unsupported(id: Option<RequestId>, requested: Option<String>) -> Response<McpBody> {
-    let supported = STATELESS_PROTOCOL_VERSIONS.join(", ");
-    let message = match &requested {
-        Some(v) => format!("Unsupported protocol version: {v} (this server speaks {supported})"),
-        None => format!(
-            "Unsupported protocol version: the request did not name a protocol version (this server speaks {supported})"
-        ),
-    };
-    let data = UnsupportedVersionData {
-        supported: STATELESS_PROTOCOL_VERSIONS
-            .iter()
-            .map(|v| (*v).to_owned())
-            .collect(),
-        requested,
-    };
-    reject::rpc_error(
-        StatusCode::BAD_REQUEST,
-        id,
-        ErrorObject::new(UNSUPPORTED_PROTOCOL_VERSION, message).with_data(json!(data)),
-    )
+    let error = tessera_server::ServerError::UnsupportedVersion { requested };
+    reject::rpc_error(StatusCode::BAD_REQUEST, id, error.to_error_object())
 }

@@ -285,70 +285,6 @@ impl ElicitationSchema {
         serde_json::to_value(self).unwrap_or(Value::Null)
     }
 
-    /// The same form with only what checking an answer needs: types, bounds,
-    /// formats, choices and `required` (no titles, descriptions or defaults).
-    pub fn for_checking(&self) -> Self {
-        let properties = self
-            .properties
-            .iter()
-            .map(|(name, field)| {
-                let bare = match field {
-                    PrimitiveSchema::String(s) => PrimitiveSchema::String(StringSchema {
-                        title: None,
-                        description: None,
-                        default: None,
-                        ..s.clone()
-                    }),
-                    PrimitiveSchema::Number(n) => PrimitiveSchema::Number(NumberSchema {
-                        title: None,
-                        description: None,
-                        default: None,
-                        ..n.clone()
-                    }),
-                    PrimitiveSchema::Boolean(_) => {
-                        PrimitiveSchema::Boolean(BooleanSchema::default())
-                    }
-                    PrimitiveSchema::SingleSelect(s) => {
-                        PrimitiveSchema::SingleSelect(SingleSelectSchema {
-                            title: None,
-                            description: None,
-                            default: None,
-                            legacy_names: false,
-                            options: EnumOptions::Untitled(
-                                s.options
-                                    .pairs()
-                                    .iter()
-                                    .map(|(v, _)| (*v).to_owned())
-                                    .collect(),
-                            ),
-                        })
-                    }
-                    PrimitiveSchema::MultiSelect(m) => {
-                        PrimitiveSchema::MultiSelect(MultiSelectSchema {
-                            title: None,
-                            description: None,
-                            default: None,
-                            options: EnumOptions::Untitled(
-                                m.options
-                                    .pairs()
-                                    .iter()
-                                    .map(|(v, _)| (*v).to_owned())
-                                    .collect(),
-                            ),
-                            ..m.clone()
-                        })
-                    }
-                };
-                (name.clone(), bare)
-            })
-            .collect();
-        Self {
-            dialect: None,
-            properties,
-            required: self.required.clone(),
-        }
-    }
-
     /// Whether `field` must be filled in.
     pub fn is_required(&self, field: &str) -> bool {
         self.required.iter().flatten().any(|r| r == field)
@@ -821,35 +757,6 @@ mod tests {
         }))
         .unwrap_err();
         assert!(err.to_string().contains("`ghost`"), "{err}");
-    }
-
-    #[test]
-    fn the_checking_copy_checks_the_same() {
-        let full = ElicitationSchema::from_value(&json!({
-            "type": "object",
-            "properties": {
-                "n": {"type": "integer", "title": "N", "description": "d", "minimum": 1, "default": 3},
-                "c": {"type": "string", "oneOf": [{"const": "r", "title": "Red"}]},
-                "m": {"type": "array", "items": {"anyOf": [{"const": "a", "title": "A"}]}, "maxItems": 1}
-            },
-            "required": ["n"]
-        }))
-        .unwrap();
-        let bare = full.for_checking();
-        assert!(!bare.to_value().to_string().contains("title"));
-        for content in [
-            json!({"n": 2, "c": "r", "m": ["a"]}),
-            json!({"n": 0}),
-            json!({"c": "x", "n": 1}),
-            json!({}),
-        ] {
-            let c = content.as_object().unwrap();
-            assert_eq!(
-                full.check_content(c).is_ok(),
-                bare.check_content(c).is_ok(),
-                "{content}"
-            );
-        }
     }
 
     #[test]
