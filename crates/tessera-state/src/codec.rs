@@ -229,7 +229,7 @@ impl RequestStateCodec {
             SealMode::Encrypted => &mut random[..],
             SealMode::Signed => &mut random[..TICKET_ID_BYTES],
         };
-        getrandom::fill(wanted).map_err(SealError::Random)?;
+        crate::random::fill(wanted).map_err(SealError::Random)?;
         let (jti, nonce) = random.split_at(TICKET_ID_BYTES);
         let jti = B64.encode(jti);
         let bnd = B64.encode(binding.digest().as_bytes());

@@ -70,6 +70,7 @@ mod error;
 mod key;
 mod ledger;
 mod mode;
+mod random;
 mod subkey;
 mod ticket;
 mod token;
