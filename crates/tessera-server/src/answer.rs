@@ -62,21 +62,21 @@ impl Slot {
 /// Reads the answers to exactly the keys that were asked; other keys are ignored.
 pub(crate) fn collect(
     asked: &IndexMap<String, Asked>,
-    responses: Option<&JsonObject>,
+    responses: Option<JsonObject>,
 ) -> IndexMap<String, Slot> {
     let mut slots = IndexMap::new();
-    let Some(responses) = responses else {
+    let Some(mut responses) = responses else {
         return slots;
     };
     for (key, kind) in asked {
-        if let Some(response) = responses.get(key) {
+        if let Some(response) = responses.remove(key) {
             slots.insert(key.clone(), read(kind, response));
         }
     }
     slots
 }
 
-fn read(kind: &Asked, response: &Value) -> Slot {
+fn read(kind: &Asked, response: Value) -> Slot {
     match kind {
         Asked::Form(check) => match elicit_result(response) {
             Err(why) => Slot::Invalid(why),
@@ -85,18 +85,16 @@ fn read(kind: &Asked, response: &Value) -> Slot {
                 content,
                 ..
             }) => {
-                let Some(content) = content else {
+                let Some(mut content) = content else {
                     return Slot::Invalid("accepted without content".into());
                 };
                 let schema = check.to_schema();
                 match schema.check_content(&content) {
                     // Only the fields the form asked for are kept: nothing else reaches the handler or the ticket.
-                    Ok(()) => Slot::Accepted(
-                        content
-                            .into_iter()
-                            .filter(|(k, _)| schema.properties.contains_key(k))
-                            .collect(),
-                    ),
+                    Ok(()) => {
+                        content.retain(|k, _| schema.properties.contains_key(k));
+                        Slot::Accepted(content)
+                    }
                     Err(e) => Slot::Invalid(e.to_string()),
                 }
             }
@@ -118,7 +116,7 @@ fn read(kind: &Asked, response: &Value) -> Slot {
     }
 }
 
-fn elicit_result(response: &Value) -> Result<ElicitResult, String> {
+fn elicit_result(response: Value) -> Result<ElicitResult, String> {
     ElicitResult::deserialize(response).map_err(|e| format!("not an elicitation result: {e}"))
 }
 

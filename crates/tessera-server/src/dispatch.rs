@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use indexmap::IndexMap;
-use serde::Serialize;
+use serde::{Deserialize as _, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use tessera_protocol::{
@@ -124,16 +124,39 @@ type PendingRun<'a, R> = Box<
     dyn FnOnce(CallInput) -> BoxFuture<'static, Result<ErasedReply<R>, ServerError>> + Send + 'a,
 >;
 
-/// What an MRTR-capable method needs: its name, target, arguments to bind and handler.
+/// What an MRTR-capable method needs: its target, what tickets bind to, and its handler.
 struct MrtrCall<'a, R> {
-    method: &'static str,
     kind: &'static str,
     target: &'a str,
-    arguments: &'a Value,
+    binding: Binding,
     single_use: bool,
     /// Forms an unasked answer is read against ([`ToolDef::expects_input`](crate::ToolDef::expects_input)).
     expected: Option<&'a IndexMap<String, crate::ElicitForm>>,
     run: PendingRun<'a, R>,
+}
+
+/// What a retry carries besides the original request: the echoed ticket and the answers.
+struct Retry {
+    request_state: Option<Value>,
+    input_responses: Option<Value>,
+}
+
+impl Retry {
+    /// Moves the retry fields out of `params` (nothing is copied).
+    fn take(params: &mut Option<Value>) -> Self {
+        Self {
+            request_state: take(params, "requestState"),
+            input_responses: take(params, "inputResponses"),
+        }
+    }
+}
+
+/// Moves `key` out of `params`, when `params` is an object that has it.
+fn take(params: &mut Option<Value>, key: &str) -> Option<Value> {
+    params
+        .as_mut()
+        .and_then(Value::as_object_mut)
+        .and_then(|o| o.remove(key))
 }
 
 impl McpServer {
@@ -177,13 +200,17 @@ impl McpServer {
         facts: RequestFacts,
     ) -> Result<Json, ServerError> {
         let legacy = facts.legacy_version().is_some();
-        let params = request.params.as_ref();
+        let JsonRpcRequest {
+            id,
+            method,
+            mut params,
+            ..
+        } = request;
         let meta = if legacy {
             RequestMeta::default()
         } else {
-            crate::envelope::read_meta(params)?
+            crate::envelope::read_meta(params.as_mut())?
         };
-        let id = request.id.clone();
         let scope = move |target: &str| {
             Arc::new(RequestScope {
                 id,
@@ -193,7 +220,7 @@ impl McpServer {
             })
         };
         let value = Json::Value;
-        match (request.method.as_str(), legacy) {
+        match (method.as_str(), legacy) {
             ("server/discover", false) => Ok(value(json!(DiscoverResult {
                 supported_versions: STATELESS_PROTOCOL_VERSIONS
                     .iter()
@@ -205,23 +232,27 @@ impl McpServer {
                 cache_scope: self.discover_cache.scope,
                 ..DiscoverResult::default()
             }))),
-            ("initialize", true) => Ok(value(self.initialize_result(params))),
+            ("initialize", true) => Ok(value(self.initialize_result(params.as_ref()))),
             // Per-request serving keeps no session to store a level in; log
             // notifications reach legacy clients only through SSE, which they do not get here.
             ("ping" | "logging/setLevel", true) => Ok(value(json!({}))),
-            ("tools/list", _) => self.list_tools(params).map(value),
+            ("tools/list", _) => self.list_tools(params.as_ref()).map(value),
             ("tools/call", _) => self.call_tool(params, scope).await,
-            ("prompts/list", _) if !self.prompts.is_empty() => self.list_prompts(params).map(value),
+            ("prompts/list", _) if !self.prompts.is_empty() => {
+                self.list_prompts(params.as_ref()).map(value)
+            }
             ("prompts/get", _) if !self.prompts.is_empty() => self.get_prompt(params, scope).await,
-            ("resources/list", _) if self.has_resources() => self.list_resources(params).map(value),
+            ("resources/list", _) if self.has_resources() => {
+                self.list_resources(params.as_ref()).map(value)
+            }
             ("resources/templates/list", _) if self.has_resources() => {
-                self.list_templates(params).map(value)
+                self.list_templates(params.as_ref()).map(value)
             }
             ("resources/read", _) if self.has_resources() => {
                 self.read_resource(params, scope).await
             }
             ("completion/complete", _) if self.completion.is_some() => {
-                self.complete(params).await.map(value)
+                self.complete(params.as_ref()).await.map(value)
             }
             (other, _) => Err(ServerError::MethodNotFound {
                 method: other.to_owned(),
@@ -333,17 +364,20 @@ impl McpServer {
 
     async fn call_tool(
         &self,
-        params: Option<&Value>,
+        mut params: Option<Value>,
         scope: impl FnOnce(&str) -> Arc<RequestScope>,
     ) -> Result<Json, ServerError> {
-        let name = required_str(params, "name", "tools/call")?;
-        let tool = self
-            .tools
-            .get(name)
-            .ok_or_else(|| ServerError::invalid_params(format!("Tool {name} not found")))?;
-        let arguments = match params.and_then(|p| p.get("arguments")) {
+        let retry = Retry::take(&mut params);
+        let arguments = take(&mut params, "arguments");
+        let (name, tool) = {
+            let name = required_str(params.as_ref(), "name", "tools/call")?;
+            self.tools
+                .get_key_value(name)
+                .ok_or_else(|| ServerError::invalid_params(format!("Tool {name} not found")))?
+        };
+        let arguments = match arguments {
             None | Some(Value::Null) => Value::Object(Map::new()),
-            Some(a @ Value::Object(_)) => a.clone(),
+            Some(a @ Value::Object(_)) => a,
             Some(_) => {
                 return Err(ServerError::invalid_params(
                     "Invalid tools/call params: arguments must be an object",
@@ -355,17 +389,16 @@ impl McpServer {
                 message: format!("tool {name} has no handler"),
             });
         };
-        let args_for_handler = arguments.clone();
+        let scope = scope(name);
         let call = MrtrCall {
-            method: "tools/call",
             kind: "Tool",
             target: name,
-            arguments: &arguments,
+            binding: self.binding("tools/call", name, &arguments, &scope),
             single_use: tool.single_use,
             expected: Some(&tool.expected),
-            run: Box::new(move |input| handler(input, args_for_handler)),
+            run: Box::new(move |input| handler(input, arguments)),
         };
-        match self.run_mrtr(call, params, scope(name)).await {
+        match self.run_mrtr(call, retry, scope).await {
             Err(ServerError::LegacyInputRequired { message }) => {
                 Ok(Json::Value(json!(CallToolResult::error(message))))
             }
@@ -375,25 +408,25 @@ impl McpServer {
 
     async fn get_prompt(
         &self,
-        params: Option<&Value>,
+        mut params: Option<Value>,
         scope: impl FnOnce(&str) -> Arc<RequestScope>,
     ) -> Result<Json, ServerError> {
-        let name = required_str(params, "name", "prompts/get")?;
-        let prompt = self
-            .prompts
-            .get(name)
-            .ok_or_else(|| ServerError::invalid_params(format!("Prompt {name} not found")))?;
-        let arguments = params
-            .and_then(|p| p.get("arguments"))
-            .filter(|a| !a.is_null())
-            .cloned()
-            .unwrap_or_else(|| json!({}));
-        let args: IndexMap<String, String> =
-            serde_json::from_value(arguments.clone()).map_err(|e| {
-                ServerError::invalid_params(format!(
-                    "Invalid prompts/get arguments (a map of strings): {e}"
-                ))
-            })?;
+        let retry = Retry::take(&mut params);
+        let arguments = match take(&mut params, "arguments") {
+            None | Some(Value::Null) => Value::Object(Map::new()),
+            Some(a) => a,
+        };
+        let (name, prompt) = {
+            let name = required_str(params.as_ref(), "name", "prompts/get")?;
+            self.prompts
+                .get_key_value(name)
+                .ok_or_else(|| ServerError::invalid_params(format!("Prompt {name} not found")))?
+        };
+        let args = IndexMap::<String, String>::deserialize(&arguments).map_err(|e| {
+            ServerError::invalid_params(format!(
+                "Invalid prompts/get arguments (a map of strings): {e}"
+            ))
+        })?;
         if let Some(missing) = prompt.missing_argument(&args) {
             return Err(ServerError::invalid_params(format!(
                 "Missing required argument {missing:?} for prompt {name}"
@@ -404,24 +437,25 @@ impl McpServer {
                 message: format!("prompt {name} has no handler"),
             });
         };
+        let scope = scope(name);
         let call = MrtrCall {
-            method: "prompts/get",
             kind: "Prompt",
             target: name,
-            arguments: &arguments,
+            binding: self.binding("prompts/get", name, &arguments, &scope),
             single_use: false,
             expected: None,
             run: Box::new(move |input| handler(input, args)),
         };
-        self.run_mrtr(call, params, scope(name)).await
+        self.run_mrtr(call, retry, scope).await
     }
 
     async fn read_resource(
         &self,
-        params: Option<&Value>,
+        mut params: Option<Value>,
         scope: impl FnOnce(&str) -> Arc<RequestScope>,
     ) -> Result<Json, ServerError> {
-        let uri = required_str(params, "uri", "resources/read")?;
+        let retry = Retry::take(&mut params);
+        let uri = required_str(params.as_ref(), "uri", "resources/read")?;
         let (handler, vars) = if let Some(resource) = self.resources.get(uri) {
             (resource.handler.clone(), IndexMap::new())
         } else if let Some((template, vars)) = self
@@ -440,13 +474,12 @@ impl McpServer {
                 message: format!("resource {uri} has no handler"),
             });
         };
-        let no_arguments = Value::Object(Map::new());
         let hint = self.read_cache;
+        let scope = scope(uri);
         let call = MrtrCall {
-            method: "resources/read",
             kind: "Resource",
             target: uri,
-            arguments: &no_arguments,
+            binding: self.binding("resources/read", uri, &Value::Object(Map::new()), &scope),
             single_use: false,
             expected: None,
             run: Box::new(move |input| {
@@ -463,7 +496,24 @@ impl McpServer {
                 })
             }),
         };
-        self.run_mrtr(call, params, scope(uri)).await
+        self.run_mrtr(call, retry, scope).await
+    }
+
+    /// What a ticket for this request is bound to.
+    fn binding(
+        &self,
+        method: &str,
+        target: &str,
+        arguments: &Value,
+        scope: &RequestScope,
+    ) -> Binding {
+        Binding::new(
+            method,
+            target,
+            arguments,
+            scope.facts.principal.as_deref(),
+            &self.audience,
+        )
     }
 
     /// The multi round-trip flow shared by tools, prompts and resources:
@@ -471,17 +521,10 @@ impl McpServer {
     async fn run_mrtr<R: ResultShape>(
         &self,
         call: MrtrCall<'_, R>,
-        params: Option<&Value>,
+        retry: Retry,
         scope: Arc<RequestScope>,
     ) -> Result<Json, ServerError> {
-        let binding = Binding::new(
-            call.method,
-            call.target,
-            call.arguments,
-            scope.facts.principal.as_deref(),
-            &self.audience,
-        );
-        let mut body = match params.and_then(|p| p.get("requestState")) {
+        let mut body = match retry.request_state {
             None | Some(Value::Null) => {
                 // First round: forms the tool declares up front may be answered already.
                 let mut first = TicketBody::default();
@@ -492,12 +535,15 @@ impl McpServer {
                 }
                 first
             }
-            Some(token) => self.open_ticket(token, &binding, call.single_use).await?,
+            Some(token) => {
+                self.open_ticket(&token, &call.binding, call.single_use)
+                    .await?
+            }
         };
         // A key asked again is answered again: an earlier acceptance under it no
         // longer counts (a decline now must not fall back to a yes from before).
         body.accepted.retain(|key, _| !body.asked.contains_key(key));
-        let responses = match params.and_then(|p| p.get("inputResponses")) {
+        let responses = match retry.input_responses {
             None | Some(Value::Null) => None,
             Some(Value::Object(o)) => Some(o),
             Some(_) => {
@@ -535,7 +581,7 @@ impl McpServer {
                         .iter()
                         .next()
                         .map_or(("(state)", "requestState"), |(k, p)| {
-                            (k.as_str(), p.to_wire().method())
+                            (k.as_str(), p.method())
                         });
                     return Err(ServerError::LegacyInputRequired {
                         message: needs_modern_message(
@@ -575,15 +621,16 @@ impl McpServer {
                     asked,
                     accepted,
                 };
-                let token = codec
-                    .seal(&next, &binding)
-                    .map_err(|e| ServerError::Internal {
-                        message: format!("cannot seal requestState: {e}"),
-                    })?;
+                let token =
+                    codec
+                        .seal(&next, &call.binding)
+                        .map_err(|e| ServerError::Internal {
+                            message: format!("cannot seal requestState: {e}"),
+                        })?;
                 let input_requests = (!ir.requests.is_empty()).then(|| {
                     ir.requests
-                        .iter()
-                        .map(|(k, p)| (k.clone(), p.to_wire()))
+                        .into_iter()
+                        .map(|(k, p)| (k, p.into_wire()))
                         .collect()
                 });
                 self.finish(InputRequiredResult {
@@ -680,7 +727,7 @@ fn check_capabilities(
             _ => false,
         };
         if missing && first.is_none() {
-            first = Some((key, pending.to_wire().method()));
+            first = Some((key, pending.method()));
         }
     }
     match first {

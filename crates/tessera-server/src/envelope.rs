@@ -51,10 +51,14 @@ pub fn check_envelope(params: Option<&Value>) -> Result<(), ServerError> {
     Ok(())
 }
 
-/// Reads `params._meta`: its shape ([`check_envelope`]), then a supported version, then the typed envelope.
-pub(crate) fn read_meta(params: Option<&Value>) -> Result<RequestMeta, ServerError> {
-    check_envelope(params)?;
-    let meta = params.and_then(|p| p.get("_meta")).unwrap_or(&Value::Null);
+/// Reads `params._meta`: its shape ([`check_envelope`]), then a supported
+/// version, then the typed envelope, which is moved out of `params`.
+pub(crate) fn read_meta(params: Option<&mut Value>) -> Result<RequestMeta, ServerError> {
+    check_envelope(params.as_deref())?;
+    let meta = params
+        .and_then(Value::as_object_mut)
+        .and_then(|p| p.remove("_meta"))
+        .unwrap_or(Value::Null);
     if let Some(v) = meta.get(PROTOCOL_VERSION_KEY).and_then(Value::as_str)
         && !STATELESS_PROTOCOL_VERSIONS.contains(&v)
     {
@@ -73,8 +77,8 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn check(params: Value) -> Result<RequestMeta, ServerError> {
-        read_meta(Some(&params))
+    fn check(mut params: Value) -> Result<RequestMeta, ServerError> {
+        read_meta(Some(&mut params))
     }
 
     #[test]

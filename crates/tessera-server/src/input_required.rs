@@ -2,8 +2,8 @@
 
 use indexmap::IndexMap;
 use tessera_protocol::{
-    CreateMessageRequestParams, ElicitFormParams, ElicitRequestParams, ElicitUrlParams, FormMode,
-    InputRequest,
+    CreateMessageRequestParams, ELICITATION_CREATE, ElicitFormParams, ElicitRequestParams,
+    ElicitUrlParams, FormMode, InputRequest, ROOTS_LIST, SAMPLING_CREATE_MESSAGE,
 };
 
 use crate::ElicitForm;
@@ -37,22 +37,32 @@ pub(crate) enum Pending {
 }
 
 impl Pending {
-    pub(crate) fn to_wire(&self) -> InputRequest {
+    /// The wire request, built from the handler's parts without copying them.
+    pub(crate) fn into_wire(self) -> InputRequest {
         match self {
             Self::Form(form) => InputRequest::Elicit(ElicitRequestParams::Form(ElicitFormParams {
                 mode: Some(FormMode),
-                message: form.message.clone(),
-                requested_schema: form.schema.clone(),
+                message: form.message,
+                requested_schema: form.schema,
             })),
             Self::Url { message, url } => {
                 InputRequest::Elicit(ElicitRequestParams::Url(ElicitUrlParams {
-                    message: message.clone(),
-                    url: url.clone(),
+                    message,
+                    url,
                     elicitation_id: None,
                 }))
             }
-            Self::Sample(params) => InputRequest::Sample((**params).clone()),
+            Self::Sample(params) => InputRequest::Sample(*params),
             Self::Roots => InputRequest::ListRoots(None),
+        }
+    }
+
+    /// The method the wire request names.
+    pub(crate) fn method(&self) -> &'static str {
+        match self {
+            Self::Form(_) | Self::Url { .. } => ELICITATION_CREATE,
+            Self::Sample(_) => SAMPLING_CREATE_MESSAGE,
+            Self::Roots => ROOTS_LIST,
         }
     }
 }
