@@ -1,7 +1,6 @@
 //! The endpoint: the check ladder of the 2026-07-28 Streamable HTTP transport.
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use bytes::Bytes;
 use http::request::Parts;
@@ -231,7 +230,7 @@ impl McpEndpoint {
         mut facts: RequestFacts,
     ) -> Response<McpBody> {
         let id = Some(request.id.clone());
-        let header_version = match header_value(&head.headers, PROTOCOL_VERSION) {
+        let header_version = match header_value(&head.headers, &PROTOCOL_VERSION) {
             Ok(v) => v,
             Err(m) => return reject::header_mismatch(id, &m.header, &m.body),
         };
@@ -299,16 +298,7 @@ impl McpEndpoint {
         request: JsonRpcRequest<Value>,
         facts: RequestFacts,
     ) -> Response<McpBody> {
-        let log = RequestLog {
-            method: request.method.clone(),
-            target: tessera_protocol::name_param(&request.method)
-                .and_then(|field| request.params.as_ref().and_then(|p| p.get(field)))
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_owned(),
-            id: request.id.to_string(),
-            started: Instant::now(),
-        };
+        let log = RequestLog::new(&request);
         let legacy = facts.legacy_version().is_some();
         let server = Arc::clone(&self.server);
         let span = tracing::info_span!("mcp_request", method = %log.method, target = %log.target, id = %log.id);
@@ -319,8 +309,8 @@ impl McpEndpoint {
                 span,
             ))
         });
-        match running.start(log.clone()).await {
-            Start::Answered(handled) => {
+        match running.start(log).await {
+            Start::Answered(handled, log) => {
                 // Initialize-era clients expect JSON-RPC errors in a 200 answer.
                 let status = match (&handled.result, legacy) {
                     (Err(e), false) => status_for(e),
@@ -400,18 +390,12 @@ fn accepts_both(head: &Parts) -> bool {
     else {
         return true;
     };
-    let types: Vec<String> = accept
-        .split(',')
-        .map(|t| {
-            t.split(';')
-                .next()
-                .unwrap_or("")
-                .trim()
-                .to_ascii_lowercase()
+    let covers = |full: &str, family: &str| {
+        accept.split(',').any(|t| {
+            let t = t.split(';').next().unwrap_or("").trim();
+            t.eq_ignore_ascii_case(full) || t.eq_ignore_ascii_case(family) || t == "*/*"
         })
-        .collect();
-    let covers =
-        |full: &str, family: &str| types.iter().any(|t| t == full || t == family || t == "*/*");
+    };
     covers("application/json", "application/*") && covers("text/event-stream", "text/*")
 }
 

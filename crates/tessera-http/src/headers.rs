@@ -1,14 +1,14 @@
 //! The standard request headers of the 2026-07-28 transport and their checks.
 
-use http::HeaderMap;
+use http::{HeaderMap, HeaderName};
 use tessera_protocol::decode_header_value as decode_sentinel;
 
 /// `MCP-Protocol-Version`.
-pub(crate) const PROTOCOL_VERSION: &str = "mcp-protocol-version";
+pub(crate) const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
 /// `Mcp-Method`.
-pub(crate) const METHOD: &str = "mcp-method";
+pub(crate) const METHOD: HeaderName = HeaderName::from_static("mcp-method");
 /// `Mcp-Name`.
-pub(crate) const NAME: &str = "mcp-name";
+pub(crate) const NAME: HeaderName = HeaderName::from_static("mcp-name");
 
 /// A header problem, described for the -32020 message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,7 +20,7 @@ pub(crate) struct Mismatch {
 /// The trimmed value of header `name`; `Err` when it is not visible ASCII.
 pub(crate) fn header_value<'a>(
     headers: &'a HeaderMap,
-    name: &str,
+    name: &HeaderName,
 ) -> Result<Option<&'a str>, Mismatch> {
     match headers.get(name) {
         None => Ok(None),
@@ -38,7 +38,7 @@ pub(crate) fn check_method_and_name(
     method: &str,
     name: Option<&str>,
 ) -> Result<(), Mismatch> {
-    match header_value(headers, METHOD)? {
+    match header_value(headers, &METHOD)? {
         None => {
             return Err(Mismatch {
                 header: "(missing)".into(),
@@ -62,7 +62,7 @@ pub(crate) fn check_method_and_name(
         // The body lacks the name; the server reports that as invalid params.
         return Ok(());
     };
-    match header_value(headers, NAME)? {
+    match header_value(headers, &NAME)? {
         None => Err(Mismatch {
             header: "(missing)".into(),
             body: format!(

@@ -4,17 +4,19 @@ use crate::EndpointOptions;
 
 const LOOPBACK_NAMES: &[&str] = &["localhost", "127.0.0.1", "[::1]"];
 
-/// The host name of a `Host` header value, without the port, lowercased.
-fn host_name(host: &str) -> String {
-    let host = host.trim().to_ascii_lowercase();
+/// The host name of a `Host` header value, without the port (compare it ignoring case).
+fn host_name(host: &str) -> &str {
+    let host = host.trim();
     if host.starts_with('[') {
         // [::1]:8080 -> [::1]
-        return host
-            .split_once(']')
-            .map_or(host.clone(), |(h, _)| format!("{h}]"));
+        return host.find(']').map_or(host, |end| &host[..=end]);
     }
-    host.split_once(':')
-        .map_or(host.clone(), |(h, _)| h.to_owned())
+    host.split_once(':').map_or(host, |(h, _)| h)
+}
+
+/// Whether `name` (a host name from [`host_name`]) is a loopback name.
+fn is_loopback(name: &str) -> bool {
+    LOOPBACK_NAMES.iter().any(|l| l.eq_ignore_ascii_case(name))
 }
 
 /// Whether a `Host` header value is allowed.
@@ -23,24 +25,28 @@ pub(crate) fn host_allowed(options: &EndpointOptions, host: &str) -> bool {
         return true;
     }
     let name = host_name(host);
-    LOOPBACK_NAMES.contains(&name.as_str())
-        || options.allowed_hosts.iter().any(|h| host_name(h) == name)
+    is_loopback(name)
+        || options
+            .allowed_hosts
+            .iter()
+            .any(|h| host_name(h).eq_ignore_ascii_case(name))
 }
 
 /// Whether an `Origin` header value is allowed: loopback origins on any port, or configured ones.
 pub(crate) fn origin_allowed(options: &EndpointOptions, origin: &str) -> bool {
-    let origin = origin.trim().to_ascii_lowercase();
+    let origin = origin.trim();
     if options
         .allowed_origins
         .iter()
-        .any(|o| o == &origin || o == "*")
+        .any(|o| o.eq_ignore_ascii_case(origin) || o == "*")
     {
         return true;
     }
     let Some((scheme, rest)) = origin.split_once("://") else {
         return false;
     };
-    matches!(scheme, "http" | "https") && LOOPBACK_NAMES.contains(&host_name(rest).as_str())
+    (scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https"))
+        && is_loopback(host_name(rest))
 }
 
 #[cfg(test)]

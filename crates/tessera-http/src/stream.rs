@@ -10,6 +10,7 @@ use std::time::Instant;
 use bytes::Bytes;
 use http::StatusCode;
 use serde_json::Value;
+use tessera_protocol::JsonRpcRequest;
 use tessera_server::{BoxFuture, Handled, NotificationSink};
 
 /// Notifications a handler sent that the body has not written yet.
@@ -20,7 +21,6 @@ struct Mailbox {
 }
 
 /// What one request was, for the log line written when it finishes.
-#[derive(Clone)]
 pub(crate) struct RequestLog {
     pub method: String,
     pub target: String,
@@ -29,6 +29,29 @@ pub(crate) struct RequestLog {
 }
 
 impl RequestLog {
+    /// What to log about `request`: empty, without allocating, when info logging is off.
+    pub(crate) fn new(request: &JsonRpcRequest<Value>) -> Self {
+        let started = Instant::now();
+        if !tracing::enabled!(tracing::Level::INFO) {
+            return Self {
+                method: String::new(),
+                target: String::new(),
+                id: String::new(),
+                started,
+            };
+        }
+        Self {
+            method: request.method.clone(),
+            target: tessera_protocol::name_param(&request.method)
+                .and_then(|field| request.params.as_ref().and_then(|p| p.get(field)))
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned(),
+            id: request.id.to_string(),
+            started,
+        }
+    }
+
     pub(crate) fn finish(&self, status: StatusCode, outcome: &str, code: Option<i32>) {
         tracing::info!(
             method = %self.method,
@@ -52,7 +75,7 @@ pub(crate) struct Running {
 
 /// How a handler began: it answered, or it spoke first (so the answer streams).
 pub(crate) enum Start {
-    Answered(Handled),
+    Answered(Handled, RequestLog),
     Streaming(EventStream),
 }
 
@@ -133,7 +156,7 @@ impl Running {
         })
         .await;
         match first {
-            Ok(answer) => Start::Answered(answer),
+            Ok(answer) => Start::Answered(answer, log),
             Err(notification) => Start::Streaming(EventStream {
                 first: Some(notification),
                 running: self,

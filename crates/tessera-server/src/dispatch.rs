@@ -70,11 +70,19 @@ impl Handled {
             result: &'a RawValue,
         }
         match &self.result {
-            Result::Ok(result) => serde_json::to_vec(&Ok {
-                jsonrpc: "2.0",
-                id: &self.id,
-                result,
-            }),
+            Result::Ok(result) => {
+                // Sized once: the result is most of the response.
+                let mut out = Vec::with_capacity(result.get().len() + 64);
+                serde_json::to_writer(
+                    &mut out,
+                    &Ok {
+                        jsonrpc: "2.0",
+                        id: &self.id,
+                        result,
+                    },
+                )
+                .map(|()| out)
+            }
             Err(e) => serde_json::to_vec(&JsonRpcErrorResponse::new(
                 Some(self.id.clone()),
                 e.to_error_object(),
