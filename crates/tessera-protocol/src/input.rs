@@ -36,7 +36,7 @@ pub struct InputRequiredResult {
     pub meta: Option<ResultMeta>,
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct InputRequiredWire {
     #[serde(default)]
@@ -49,13 +49,26 @@ struct InputRequiredWire {
     meta: Option<ResultMeta>,
 }
 
+/// The serialised shape of [`InputRequiredResult`], borrowing its parts.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct InputRequiredWireRef<'a> {
+    result_type: crate::ResultType,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    input_requests: Option<&'a InputRequests>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    request_state: Option<&'a str>,
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    meta: Option<&'a ResultMeta>,
+}
+
 impl Serialize for InputRequiredResult {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        InputRequiredWire {
-            result_type: Some(crate::ResultType::InputRequired),
-            input_requests: self.input_requests.clone(),
-            request_state: self.request_state.clone(),
-            meta: self.meta.clone(),
+        InputRequiredWireRef {
+            result_type: crate::ResultType::InputRequired,
+            input_requests: self.input_requests.as_ref(),
+            request_state: self.request_state.as_deref(),
+            meta: self.meta.as_ref(),
         }
         .serialize(s)
     }

@@ -21,7 +21,7 @@ pub const SUBSCRIPTION_ID_KEY: &str = "io.modelcontextprotocol/subscriptionId";
 ///
 /// `protocol_version` and `client_capabilities` are required on the wire; they
 /// are optional here so that a server can name exactly which one is missing.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct RequestMeta {
     /// The protocol version of this request.
     #[serde(
@@ -70,6 +70,73 @@ pub struct RequestMeta {
     /// Any other keys, kept as they came.
     #[serde(flatten)]
     pub other: JsonObject,
+}
+
+/// Read key by key (a `flatten`ed `other` would buffer the whole object first).
+impl<'de> Deserialize<'de> for RequestMeta {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Keys;
+        impl<'de> serde::de::Visitor<'de> for Keys {
+            type Value = RequestMeta;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("the _meta object of a request")
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<RequestMeta, A::Error> {
+                fn once<T, E: serde::de::Error>(
+                    slot: &mut Option<T>,
+                    value: Option<T>,
+                    key: &'static str,
+                ) -> Result<(), E> {
+                    if slot.is_some() {
+                        return Err(E::duplicate_field(key));
+                    }
+                    *slot = value;
+                    Ok(())
+                }
+                let mut meta = RequestMeta::default();
+                while let Some(key) = map.next_key::<String>()? {
+                    match key.as_str() {
+                        PROTOCOL_VERSION_KEY => once(
+                            &mut meta.protocol_version,
+                            map.next_value()?,
+                            PROTOCOL_VERSION_KEY,
+                        )?,
+                        CLIENT_INFO_KEY => {
+                            once(&mut meta.client_info, map.next_value()?, CLIENT_INFO_KEY)?
+                        }
+                        CLIENT_CAPABILITIES_KEY => once(
+                            &mut meta.client_capabilities,
+                            map.next_value()?,
+                            CLIENT_CAPABILITIES_KEY,
+                        )?,
+                        LOG_LEVEL_KEY => {
+                            once(&mut meta.log_level, map.next_value()?, LOG_LEVEL_KEY)?
+                        }
+                        "progressToken" => {
+                            once(&mut meta.progress_token, map.next_value()?, "progressToken")?
+                        }
+                        "traceparent" => {
+                            once(&mut meta.traceparent, map.next_value()?, "traceparent")?
+                        }
+                        "tracestate" => {
+                            once(&mut meta.tracestate, map.next_value()?, "tracestate")?
+                        }
+                        "baggage" => once(&mut meta.baggage, map.next_value()?, "baggage")?,
+                        _ => {
+                            meta.other.insert(key, map.next_value()?);
+                        }
+                    }
+                }
+                Ok(meta)
+            }
+        }
+        d.deserialize_map(Keys)
+    }
 }
 
 impl RequestMeta {
@@ -190,6 +257,31 @@ pub enum LoggingLevel {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn request_meta_reads_text_and_refuses_repeated_or_mistyped_keys() {
+        let meta: RequestMeta = serde_json::from_str(
+            r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","traceparent":null,"x/y":[1]}"#,
+        )
+        .unwrap();
+        assert_eq!(meta.protocol_version.as_deref(), Some("2026-07-28"));
+        assert_eq!(meta.traceparent, None);
+        assert_eq!(meta.other["x/y"], json!([1]));
+        let repeated = serde_json::from_str::<RequestMeta>(
+            r#"{"io.modelcontextprotocol/protocolVersion":"a","io.modelcontextprotocol/protocolVersion":"b"}"#,
+        )
+        .unwrap_err();
+        assert!(
+            repeated.to_string().contains("duplicate field"),
+            "{repeated}"
+        );
+        let mistyped = serde_json::from_value::<RequestMeta>(
+            json!({"io.modelcontextprotocol/clientCapabilities": "all"}),
+        )
+        .unwrap_err();
+        assert!(mistyped.to_string().contains("invalid type"), "{mistyped}");
+        assert!(serde_json::from_value::<RequestMeta>(json!([])).is_err());
+    }
 
     #[test]
     fn request_meta_keeps_unknown_keys_and_reads_known_ones() {
