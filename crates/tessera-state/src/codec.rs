@@ -10,6 +10,7 @@ use chacha20poly1305::{Tag, XNonce};
 use hmac::Mac as _;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
 use subtle::ConstantTimeEq as _;
 
 use crate::binding::Binding;
@@ -343,10 +344,32 @@ impl RequestStateCodec {
             } => verify(&entry.keys, signed, payload, mac)?,
         };
 
-        let claims: ClaimsIn<'_> =
-            serde_json::from_slice(&claims_json).map_err(|_| OpenError::Malformed {
-                detail: "claims are not the expected JSON object",
-            })?;
+        // One pass when the payload has the expected type; else the claims
+        // alone, so the checks below still decide and a payload error names itself.
+        let claims: ClaimsIn<'_, Result<T, &RawValue>> =
+            match serde_json::from_slice::<ClaimsIn<'_, T>>(&claims_json) {
+                Ok(c) => ClaimsIn {
+                    iat: c.iat,
+                    exp: c.exp,
+                    jti: c.jti,
+                    bnd: c.bnd,
+                    data: Ok(c.data),
+                },
+                Err(_) => {
+                    let c: ClaimsIn<'_> = serde_json::from_slice(&claims_json).map_err(|_| {
+                        OpenError::Malformed {
+                            detail: "claims are not the expected JSON object",
+                        }
+                    })?;
+                    ClaimsIn {
+                        iat: c.iat,
+                        exp: c.exp,
+                        jti: c.jti,
+                        bnd: c.bnd,
+                        data: Err(c.data),
+                    }
+                }
+            };
         if claims.exp < claims.iat {
             return Err(OpenError::Malformed {
                 detail: "expiry precedes issue time",
@@ -378,7 +401,10 @@ impl RequestStateCodec {
         if !bool::from(bound.ct_eq(binding.digest().as_bytes())) {
             return Err(OpenError::BindingMismatch);
         }
-        let payload = serde_json::from_str(claims.data.get()).map_err(OpenError::Payload)?;
+        let payload = match claims.data {
+            Ok(payload) => payload,
+            Err(raw) => serde_json::from_str(raw.get()).map_err(OpenError::Payload)?,
+        };
         Ok(Opened {
             payload,
             ticket_id: claims.jti.to_owned(),

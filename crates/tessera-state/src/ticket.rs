@@ -29,18 +29,18 @@ pub(crate) struct ClaimsOut<'a, T: ?Sized> {
     pub(crate) data: &'a T,
 }
 
-/// Claims as opened; the payload stays raw JSON until the rest is checked.
+/// Claims as opened, with the payload of type `D`: typed in one pass when
+/// it fits, raw JSON (to report why it does not) otherwise.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct ClaimsIn<'a> {
+pub(crate) struct ClaimsIn<'a, D = &'a RawValue> {
     pub(crate) iat: u64,
     pub(crate) exp: u64,
     #[serde(borrow)]
     pub(crate) jti: &'a str,
     #[serde(borrow)]
     pub(crate) bnd: &'a str,
-    #[serde(borrow)]
-    pub(crate) data: &'a RawValue,
+    pub(crate) data: D,
 }
 
 /// A ticket that opened: its typed payload and its claims.
