@@ -356,11 +356,10 @@ impl RequestStateCodec {
                     data: Ok(c.data),
                 },
                 Err(_) => {
-                    let c: ClaimsIn<'_> = serde_json::from_slice(&claims_json).map_err(|_| {
-                        OpenError::Malformed {
+                    let c: ClaimsIn<'_> =
+                        serde_json::from_slice(&claims_json).map_err(|_| OpenError::Malformed {
                             detail: "claims are not the expected JSON object",
-                        }
-                    })?;
+                        })?;
                     ClaimsIn {
                         iat: c.iat,
                         exp: c.exp,
