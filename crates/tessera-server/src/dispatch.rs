@@ -569,8 +569,9 @@ impl McpServer {
             }
         }
         let accepted = Arc::new(accepted);
-        let legacy_version = scope.facts.legacy_version().map(str::to_owned);
-        let capabilities = scope.meta.client_capabilities.clone().unwrap_or_default();
+        // Who asked: the handler takes `scope`; the reply is checked against it.
+        let asker = Arc::clone(&scope);
+        let legacy_version = asker.facts.legacy_version();
         let input = CallInput {
             scope,
             state: body.state,
@@ -592,16 +593,12 @@ impl McpServer {
                             (k.as_str(), p.method())
                         });
                     return Err(ServerError::LegacyInputRequired {
-                        message: needs_modern_message(
-                            call.kind,
-                            call.target,
-                            key,
-                            method,
-                            &version,
-                        ),
+                        message: needs_modern_message(call.kind, call.target, key, method, version),
                     });
                 }
-                check_capabilities(&ir.requests, &capabilities)?;
+                let none = ClientCapabilities::default();
+                let capabilities = asker.meta.client_capabilities.as_ref().unwrap_or(&none);
+                check_capabilities(&ir.requests, capabilities)?;
                 let Some(codec) = &self.codec else {
                     return Err(ServerError::Internal {
                         message: "this server has no requestState key configured, so it cannot ask for input \

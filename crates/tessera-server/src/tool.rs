@@ -178,6 +178,10 @@ impl ToolDef {
 
 /// Deserializes arguments, describing the first problem with its path.
 fn parse_arguments<A: DeserializeOwned>(args: Value) -> Result<A, String> {
+    // Arguments that fit are read directly; only a failure pays for tracking the path.
+    if let Ok(parsed) = A::deserialize(&args) {
+        return Ok(parsed);
+    }
     serde_path_to_error::deserialize(args).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
