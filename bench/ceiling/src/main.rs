@@ -13,8 +13,9 @@ use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
 use serde_json::Value;
 
-/// A canned ticket as long as the counter's encrypted tickets.
-const TICKET: &str = "t1e.k1.N0Decxs0uv8pzokhqGUuDoSUu6BSBbF0uEgMq-w7noDKLyjn3Z4FO3dc1xmby3hPwBZtz6MbKmAaP_2xsXG9L5YBnrKf8n4wCWeqxFMz3NzcHD6tYcFVWTyow1TJ6KhUq4NJ_iz68M4NDciGRAn8S5Nymt50-DfWQBAruJNC-PprRQDBK6TAyt_NgpERlGnHtUlfrKx60seoQ6ynyasQAdKPSlO5wFyT_9KtOMijwi2uS9CfokkGyB7K81qQmRjLxXMYUjadGUAAWKgdhZ1O5JsTg-WqLbNYovtNX1oTQ3FVRqsJXJ_AAg6-pfUxcRU7mZ4uFYF4bm2ZCkcgsSpxa-SCPQryLRW1D12EjqO2_ViBAXhC1mOF0qC-l-kgyyaIjcDS8z0pX-K0HmHuHmcWxFEZ6pQV6Xfzc8Tyye7GhMeIrXlfsbGa3T9EdkzDs_UA6UtS3KBE";
+/// A canned ticket as long as the counter's encrypted tickets (245 and 274
+/// characters in rounds one and two).
+const TICKET: &str = "t1e.k1.NBoG85jGpHEnNV5VQ7vH5luCaBH0UeDF-abX93SCA3fOFDMnwUhmt77QsRibWAerDJaNh6OI4l9dEp_xc3Gdu4bQ8RxlwcC8Rkb-qsM7zgYiadBQjbdLJkfEK8nk1L3Z6gVitEQZXpacmVofr06pRbNkrKVAcidUp89v52ouRItcKUxeHfCT8rPmFqSNU5yKqQWm-Nx3iUby0IuGqjoTQeDWN05BA_N645OazuVEyhK6V09EKjtWzM-QrZzmK";
 
 fn answer(round: u8) -> String {
     let meta =

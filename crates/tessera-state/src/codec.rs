@@ -10,7 +10,6 @@ use chacha20poly1305::{Tag, XNonce};
 use hmac::Mac as _;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde_json::value::RawValue;
 use subtle::ConstantTimeEq as _;
 
 use crate::binding::Binding;
@@ -19,7 +18,7 @@ use crate::error::{ConfigError, OpenError, SealError};
 use crate::key::{KeyId, KeyRing};
 use crate::mode::SealMode;
 use crate::subkey::SubKeys;
-use crate::ticket::{ClaimsIn, ClaimsOut, Opened, TICKET_ID_BYTES};
+use crate::ticket::{CLAIMS_LEN, Claims, Opened, TICKET_ID_BYTES};
 use crate::token::{self, B64, MAC_LEN, NONCE_LEN, Parts, TAG_LEN, b64_len};
 
 /// Time to live of a ticket unless configured otherwise: 600 seconds.
@@ -36,9 +35,6 @@ pub const DEFAULT_MAX_TOKEN_LEN: usize = 16 * 1024;
 
 /// Smallest size budget the builder accepts (no ticket fits in less): 128 bytes.
 pub const MIN_MAX_TOKEN_LEN: usize = 128;
-
-/// Length of a binding digest in unpadded base64.
-const DIGEST_B64_LEN: usize = 43;
 
 /// Seals handler state into requestState tickets and opens them; cheap to clone and share.
 ///
@@ -232,14 +228,11 @@ impl RequestStateCodec {
         };
         crate::random::fill(wanted).map_err(SealError::Random)?;
         let (jti, nonce) = random.split_at(TICKET_ID_BYTES);
-        let jti = B64.encode(jti);
-        let bnd = B64.encode(binding.digest().as_bytes());
-        let claims = ClaimsOut {
+        let claims = Claims {
             iat: now_unix,
             exp: now_unix.saturating_add(inner.ttl_secs),
-            jti: &jti,
-            bnd: &bnd,
-            data: payload,
+            jti: jti.try_into().map_err(|_| SealError::Cipher)?,
+            bnd: *binding.digest().as_bytes(),
         };
         let active = inner.ring.active();
         let prefix = inner.mode.prefix();
@@ -251,9 +244,10 @@ impl RequestStateCodec {
         match inner.mode {
             SealMode::Encrypted => {
                 // nonce || plaintext, encrypted in place, then the tag appended.
-                let mut buffer = Vec::with_capacity(NONCE_LEN + 256 + TAG_LEN);
+                let mut buffer = Vec::with_capacity(NONCE_LEN + CLAIMS_LEN + 256 + TAG_LEN);
                 buffer.extend_from_slice(nonce);
-                serde_json::to_writer(&mut buffer, &claims).map_err(SealError::Payload)?;
+                claims.write(&mut buffer);
+                serde_json::to_writer(&mut buffer, payload).map_err(SealError::Payload)?;
                 let len = header_len.saturating_add(b64_len(buffer.len().saturating_add(TAG_LEN)));
                 if len > max {
                     return Err(SealError::TooLarge { len, max });
@@ -274,8 +268,9 @@ impl RequestStateCodec {
                 Ok(token)
             }
             SealMode::Signed => {
-                let mut json = Vec::with_capacity(192);
-                serde_json::to_writer(&mut json, &claims).map_err(SealError::Payload)?;
+                let mut json = Vec::with_capacity(CLAIMS_LEN + 256);
+                claims.write(&mut json);
+                serde_json::to_writer(&mut json, payload).map_err(SealError::Payload)?;
                 let len = header_len
                     .saturating_add(b64_len(json.len()))
                     .saturating_add(1 + b64_len(MAC_LEN));
@@ -334,7 +329,7 @@ impl RequestStateCodec {
             },
         })?;
 
-        let claims_json = match parts {
+        let claims_bytes = match parts {
             Parts::Encrypted { aad, body, .. } => decrypt(&entry.keys, aad, body)?,
             Parts::Signed {
                 signed,
@@ -344,31 +339,9 @@ impl RequestStateCodec {
             } => verify(&entry.keys, signed, payload, mac)?,
         };
 
-        // One pass when the payload has the expected type; else the claims
-        // alone, so the checks below still decide and a payload error names itself.
-        let claims: ClaimsIn<'_, Result<T, &RawValue>> =
-            match serde_json::from_slice::<ClaimsIn<'_, T>>(&claims_json) {
-                Ok(c) => ClaimsIn {
-                    iat: c.iat,
-                    exp: c.exp,
-                    jti: c.jti,
-                    bnd: c.bnd,
-                    data: Ok(c.data),
-                },
-                Err(_) => {
-                    let c: ClaimsIn<'_> =
-                        serde_json::from_slice(&claims_json).map_err(|_| OpenError::Malformed {
-                            detail: "claims are not the expected JSON object",
-                        })?;
-                    ClaimsIn {
-                        iat: c.iat,
-                        exp: c.exp,
-                        jti: c.jti,
-                        bnd: c.bnd,
-                        data: Err(c.data),
-                    }
-                }
-            };
+        let (claims, data) = Claims::read(&claims_bytes).ok_or(OpenError::Malformed {
+            detail: "claims are shorter than their fixed header",
+        })?;
         if claims.exp < claims.iat {
             return Err(OpenError::Malformed {
                 detail: "expiry precedes issue time",
@@ -386,34 +359,20 @@ impl RequestStateCodec {
                 now: now_unix,
             });
         }
-        let mut bound = [0u8; 32 + 3];
-        let bound_len = if claims.bnd.len() == DIGEST_B64_LEN {
-            B64.decode_slice(claims.bnd, &mut bound).ok()
-        } else {
-            None
-        };
-        let bound = bound_len
-            .and_then(|len| bound.get(..len))
-            .ok_or(OpenError::Malformed {
-                detail: "binding digest",
-            })?;
-        if !bool::from(bound.ct_eq(binding.digest().as_bytes())) {
+        if !bool::from(claims.bnd.ct_eq(binding.digest().as_bytes())) {
             return Err(OpenError::BindingMismatch);
         }
-        let payload = match claims.data {
-            Ok(payload) => payload,
-            Err(raw) => serde_json::from_str(raw.get()).map_err(OpenError::Payload)?,
-        };
+        let payload = serde_json::from_slice(data).map_err(OpenError::Payload)?;
         Ok(Opened {
             payload,
-            ticket_id: claims.jti.to_owned(),
+            ticket_id: B64.encode(claims.jti),
             issued_at: claims.iat,
             expires_at: claims.exp,
         })
     }
 }
 
-/// Decodes and decrypts the body of a `t1e` token; returns the claims JSON.
+/// Decodes and decrypts the body of a `t1e` token; returns the claims.
 fn decrypt(keys: &SubKeys, aad: &str, body: &str) -> Result<Vec<u8>, OpenError> {
     let malformed = |detail| OpenError::Malformed { detail };
     let mut buffer = B64
@@ -440,7 +399,7 @@ fn decrypt(keys: &SubKeys, aad: &str, body: &str) -> Result<Vec<u8>, OpenError> 
     Ok(buffer)
 }
 
-/// Verifies the MAC of a `t1s` token, then decodes its payload; returns the claims JSON.
+/// Verifies the MAC of a `t1s` token, then decodes its payload; returns the claims.
 fn verify(keys: &SubKeys, signed: &str, payload: &str, mac: &str) -> Result<Vec<u8>, OpenError> {
     let malformed = |detail| OpenError::Malformed { detail };
     // Room for the decoder's estimate; exactly MAC_LEN bytes are expected.

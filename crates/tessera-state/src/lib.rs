@@ -23,14 +23,15 @@
 //!
 //! ```text
 //! t1e.<kid>.<base64url(nonce[24] || ciphertext || tag[16])>     SealMode::Encrypted
-//! t1s.<kid>.<base64url(claims json)>.<base64url(hmac[32])>      SealMode::Signed
+//! t1s.<kid>.<base64url(claims)>.<base64url(hmac[32])>           SealMode::Signed
 //! ```
 //!
 //! `t1` is the format version, `e`/`s` the mode, `<kid>` the key id. Both are
 //! authenticated: `t1e.<kid>.` is the AEAD's associated data, and the MAC
 //! covers `t1s.<kid>.<payload>`. Base64 is URL-safe without padding, decoded
-//! strictly. The claims are JSON: `iat`, `exp` (unix seconds), `jti` (128-bit
-//! random ticket id), `bnd` (binding digest) and `data` (the payload).
+//! strictly. The claims are a fixed 64-byte header — `iat`, `exp` (unix
+//! seconds, big-endian), `jti` (128-bit random ticket id), `bnd` (binding
+//! digest) — followed by `data`, the payload as JSON.
 //! Subkeys for the AEAD and the MAC are derived from each secret with
 //! HKDF-SHA256 (`info` = `tessera/requestState/v1/aead` and `.../mac`).
 //!

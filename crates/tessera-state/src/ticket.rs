@@ -1,46 +1,54 @@
 //! The claims a ticket carries, and what opening one yields.
 //!
-//! Claims are one JSON object, encrypted (`t1e`) or signed (`t1s`):
+//! Claims are a fixed 64-byte header followed by the payload as JSON, the
+//! whole encrypted (`t1e`) or signed (`t1s`):
 //!
-//! ```json
-//! {"iat":1767225600,"exp":1767226200,"jti":"q3Jb0XlbT1k9yWc3M0f4yg",
-//!  "bnd":"<base64url sha256 binding digest>","data":<payload>}
-//! ```
-//!
-//! - `iat`: issued-at, unix seconds.
-//! - `exp`: expiry, unix seconds; the ticket opens while `now < exp`.
-//! - `jti`: ticket id, 128 random bits as 22 base64url characters; the key for single use.
-//! - `bnd`: the [`BindingDigest`](crate::BindingDigest) in base64url.
-//! - `data`: the typed payload (the handler's state), as JSON.
-
-use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
+//! | bytes | claim |
+//! |---|---|
+//! | 0..8 | `iat`: issued-at, unix seconds, big-endian |
+//! | 8..16 | `exp`: expiry, unix seconds, big-endian; the ticket opens while `now < exp` |
+//! | 16..32 | `jti`: ticket id, 128 random bits; the key for single use |
+//! | 32..64 | `bnd`: the [`BindingDigest`](crate::BindingDigest) |
+//! | 64.. | `data`: the typed payload (the handler's state), as JSON |
 
 /// Number of random bytes in a ticket id.
 pub(crate) const TICKET_ID_BYTES: usize = 16;
 
-/// Claims as sealed.
-#[derive(Serialize)]
-pub(crate) struct ClaimsOut<'a, T: ?Sized> {
+/// Length of the fixed claims before the payload.
+pub(crate) const CLAIMS_LEN: usize = 8 + 8 + TICKET_ID_BYTES + 32;
+
+/// The fixed claims of a ticket.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Claims {
     pub(crate) iat: u64,
     pub(crate) exp: u64,
-    pub(crate) jti: &'a str,
-    pub(crate) bnd: &'a str,
-    pub(crate) data: &'a T,
+    pub(crate) jti: [u8; TICKET_ID_BYTES],
+    pub(crate) bnd: [u8; 32],
 }
 
-/// Claims as opened, with the payload of type `D`: typed in one pass when
-/// it fits, raw JSON (to report why it does not) otherwise.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct ClaimsIn<'a, D = &'a RawValue> {
-    pub(crate) iat: u64,
-    pub(crate) exp: u64,
-    #[serde(borrow)]
-    pub(crate) jti: &'a str,
-    #[serde(borrow)]
-    pub(crate) bnd: &'a str,
-    pub(crate) data: D,
+impl Claims {
+    /// Appends the claims in their fixed layout.
+    pub(crate) fn write(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.iat.to_be_bytes());
+        out.extend_from_slice(&self.exp.to_be_bytes());
+        out.extend_from_slice(&self.jti);
+        out.extend_from_slice(&self.bnd);
+    }
+
+    /// Splits opened bytes into the claims and the payload JSON; `None` when too short.
+    pub(crate) fn read(bytes: &[u8]) -> Option<(Self, &[u8])> {
+        let (iat, rest) = bytes.split_first_chunk::<8>()?;
+        let (exp, rest) = rest.split_first_chunk::<8>()?;
+        let (jti, rest) = rest.split_first_chunk::<TICKET_ID_BYTES>()?;
+        let (bnd, data) = rest.split_first_chunk::<32>()?;
+        let claims = Self {
+            iat: u64::from_be_bytes(*iat),
+            exp: u64::from_be_bytes(*exp),
+            jti: *jti,
+            bnd: *bnd,
+        };
+        Some((claims, data))
+    }
 }
 
 /// A ticket that opened: its typed payload and its claims.
@@ -62,35 +70,34 @@ mod tests {
     use super::*;
 
     #[test]
-    fn claims_round_trip_with_raw_payload() {
-        let out = ClaimsOut {
+    fn claims_round_trip_in_their_fixed_layout() {
+        let claims = Claims {
             iat: 1,
-            exp: 2,
-            jti: "id",
-            bnd: "b",
-            data: &serde_json::json!({"k": [1, 2]}),
+            exp: 0x0102_0304_0506_0708,
+            jti: [7; TICKET_ID_BYTES],
+            bnd: [9; 32],
         };
-        let text = serde_json::to_string(&out).expect("serialize");
+        let mut bytes = Vec::new();
+        claims.write(&mut bytes);
+        assert_eq!(bytes.len(), CLAIMS_LEN);
         assert_eq!(
-            text,
-            r#"{"iat":1,"exp":2,"jti":"id","bnd":"b","data":{"k":[1,2]}}"#
+            bytes[..16],
+            [0, 0, 0, 0, 0, 0, 0, 1, 1, 2, 3, 4, 5, 6, 7, 8]
         );
-        let back: ClaimsIn<'_> = serde_json::from_str(&text).expect("deserialize");
-        assert_eq!((back.iat, back.exp, back.jti, back.bnd), (1, 2, "id", "b"));
-        assert_eq!(back.data.get(), r#"{"k":[1,2]}"#);
+        bytes.extend_from_slice(br#"{"k":[1,2]}"#);
+        let (back, data) = Claims::read(&bytes).expect("long enough");
+        assert_eq!(back, claims);
+        assert_eq!(data, br#"{"k":[1,2]}"#);
     }
 
     #[test]
-    fn unknown_and_missing_claims_are_refused() {
-        assert!(
-            serde_json::from_str::<ClaimsIn<'_>>(
-                r#"{"iat":1,"exp":2,"jti":"id","bnd":"b","data":1,"x":0}"#
-            )
-            .is_err()
-        );
-        assert!(
-            serde_json::from_str::<ClaimsIn<'_>>(r#"{"iat":1,"exp":2,"jti":"id","bnd":"b"}"#)
-                .is_err()
+    fn short_claims_are_refused() {
+        for len in [0, 8, 16, 32, CLAIMS_LEN - 1] {
+            assert!(Claims::read(&vec![0; len]).is_none(), "{len} bytes");
+        }
+        assert_eq!(
+            Claims::read(&[0; CLAIMS_LEN]).map(|(_, d)| d.len()),
+            Some(0)
         );
     }
 }

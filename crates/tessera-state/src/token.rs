@@ -3,8 +3,8 @@
 //! ```text
 //! t1e.<kid>.<base64url(nonce[24] || ciphertext || tag[16])>
 //!     AAD = the ASCII bytes "t1e.<kid>."
-//! t1s.<kid>.<base64url(claims json)>.<base64url(hmac[32])>
-//!     MAC input = the ASCII bytes "t1s.<kid>.<base64url(claims json)>"
+//! t1s.<kid>.<base64url(claims)>.<base64url(hmac[32])>
+//!     MAC input = the ASCII bytes "t1s.<kid>.<base64url(claims)>"
 //! ```
 //!
 //! Base64 is URL-safe without padding and decoded strictly: padding,
@@ -48,7 +48,7 @@ pub(crate) enum Parts<'a> {
         kid: &'a str,
         /// `t1s.<kid>.<payload>`, the MAC input.
         signed: &'a str,
-        /// Base64 of the claims JSON.
+        /// Base64 of the claims.
         payload: &'a str,
         /// Base64 of the MAC.
         mac: &'a str,
