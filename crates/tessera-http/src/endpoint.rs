@@ -10,7 +10,7 @@ use tessera_protocol::{
     INVALID_REQUEST, JsonRpcMessage, JsonRpcRequest, MessageError, PARSE_ERROR,
     PROTOCOL_VERSION_KEY, RequestId, STATELESS_PROTOCOL_VERSIONS, TRANSPORT_ERROR,
 };
-use tessera_server::{McpServer, RequestFacts};
+use tessera_server::{EnvelopedRequest, McpServer, RequestFacts};
 
 use crate::era::{RequestEra, detect};
 use crate::headers::{PROTOCOL_VERSION, check_method_and_name, header_value};
@@ -165,6 +165,15 @@ impl McpEndpoint {
         principal: Option<String>,
         body: Bytes,
     ) -> Response<McpBody> {
+        // The common case in one pass: a modern request whose envelope is
+        // complete and supported, and whose version header agrees with it.
+        // Everything else takes the general path, which names each problem.
+        if let Some(request) = EnvelopedRequest::parse(&body)
+            && header_value(&head.headers, &PROTOCOL_VERSION)
+                == Ok(Some(request.protocol_version()))
+        {
+            return self.route_enveloped(head, request, principal).await;
+        }
         let value: Value = match serde_json::from_slice(&body) {
             Ok(v) => v,
             Err(e) => {
@@ -242,7 +251,7 @@ impl McpEndpoint {
                     facts.era = Some(tessera_server::Era::Legacy {
                         version: version.unwrap_or_else(|| "2025-03-26".into()),
                     });
-                    return self.dispatch(request, facts).await;
+                    return self.dispatch(Incoming::General(request), facts).await;
                 }
             },
             RequestEra::Modern => {}
@@ -290,22 +299,42 @@ impl McpEndpoint {
             return reject::header_mismatch(id, &m.header, &m.body);
         }
         // 5. Method, capabilities and the rest are the server's.
+        self.dispatch(Incoming::General(request), facts).await
+    }
+
+    /// Steps 4 and 5 of the ladder for a request read in one pass (steps 1 to 3 held in reading it).
+    async fn route_enveloped(
+        &self,
+        head: &Parts,
+        request: EnvelopedRequest,
+        principal: Option<String>,
+    ) -> Response<McpBody> {
+        let request = Incoming::Enveloped(Box::new(request));
+        if let Err(m) = check_method_and_name(&head.headers, request.method(), request.target()) {
+            return reject::header_mismatch(Some(request.id().clone()), &m.header, &m.body);
+        }
+        let facts = RequestFacts {
+            era: None,
+            principal,
+            notifications: None,
+        };
         self.dispatch(request, facts).await
     }
 
-    async fn dispatch(
-        &self,
-        request: JsonRpcRequest<Value>,
-        facts: RequestFacts,
-    ) -> Response<McpBody> {
-        let log = RequestLog::new(&request);
+    async fn dispatch(&self, request: Incoming, facts: RequestFacts) -> Response<McpBody> {
+        let log = RequestLog::new(request.method(), request.target(), request.id());
         let legacy = facts.legacy_version().is_some();
         let server = Arc::clone(&self.server);
         let span = tracing::info_span!("mcp_request", method = %log.method, target = %log.target, id = %log.id);
         let running = Running::new(move |sink| {
             let facts = facts.with_notifications(sink);
             Box::pin(tracing::Instrument::instrument(
-                async move { server.handle(request, facts).await },
+                async move {
+                    match request {
+                        Incoming::General(r) => server.handle(r, facts).await,
+                        Incoming::Enveloped(r) => server.handle_enveloped(*r, facts).await,
+                    }
+                },
                 span,
             ))
         });
@@ -403,4 +432,36 @@ fn accepts_both(head: &Parts) -> bool {
 fn unsupported(id: Option<RequestId>, requested: Option<String>) -> Response<McpBody> {
     let error = tessera_server::ServerError::UnsupportedVersion { requested };
     reject::rpc_error(StatusCode::BAD_REQUEST, id, error.to_error_object())
+}
+
+/// A request on its way to the server: parsed by the general path, or read in one pass.
+enum Incoming {
+    General(JsonRpcRequest<Value>),
+    Enveloped(Box<EnvelopedRequest>),
+}
+
+impl Incoming {
+    fn method(&self) -> &str {
+        match self {
+            Self::General(r) => &r.method,
+            Self::Enveloped(r) => &r.method,
+        }
+    }
+
+    fn id(&self) -> &RequestId {
+        match self {
+            Self::General(r) => &r.id,
+            Self::Enveloped(r) => &r.id,
+        }
+    }
+
+    /// The tool or prompt name, or the resource URI, for the methods that have one.
+    fn target(&self) -> Option<&str> {
+        let field = tessera_protocol::name_param(self.method())?;
+        match self {
+            Self::General(r) => r.params.as_ref()?.get(field),
+            Self::Enveloped(r) => r.params.get(field),
+        }
+        .and_then(Value::as_str)
+    }
 }

@@ -10,7 +10,7 @@ use std::time::Instant;
 use bytes::Bytes;
 use http::StatusCode;
 use serde_json::Value;
-use tessera_protocol::JsonRpcRequest;
+use tessera_protocol::RequestId;
 use tessera_server::{BoxFuture, Handled, NotificationSink};
 
 /// Notifications a handler sent that the body has not written yet.
@@ -29,8 +29,8 @@ pub(crate) struct RequestLog {
 }
 
 impl RequestLog {
-    /// What to log about `request`: empty, without allocating, when info logging is off.
-    pub(crate) fn new(request: &JsonRpcRequest<Value>) -> Self {
+    /// What to log about a request: empty, without allocating, when info logging is off.
+    pub(crate) fn new(method: &str, target: Option<&str>, id: &RequestId) -> Self {
         let started = Instant::now();
         if !tracing::enabled!(tracing::Level::INFO) {
             return Self {
@@ -41,13 +41,9 @@ impl RequestLog {
             };
         }
         Self {
-            method: request.method.clone(),
-            target: tessera_protocol::name_param(&request.method)
-                .and_then(|field| request.params.as_ref().and_then(|p| p.get(field)))
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_owned(),
-            id: request.id.to_string(),
+            method: method.to_owned(),
+            target: target.unwrap_or("").to_owned(),
+            id: id.to_string(),
             started,
         }
     }

@@ -170,9 +170,51 @@ fn take(params: &mut Option<Value>, key: &str) -> Option<Value> {
 impl McpServer {
     /// Handles one JSON-RPC request and returns its response.
     pub async fn handle(&self, request: JsonRpcRequest<Value>, facts: RequestFacts) -> Handled {
-        let id = request.id.clone();
         let legacy = facts.legacy_version().is_some();
-        let out = self.route(request, facts).await;
+        let JsonRpcRequest {
+            id,
+            method,
+            mut params,
+            ..
+        } = request;
+        let out = match legacy {
+            true => Ok(RequestMeta::default()),
+            false => crate::envelope::read_meta(params.as_mut()),
+        };
+        let out = match out {
+            Ok(meta) => self.route(id.clone(), &method, meta, params, facts).await,
+            Err(e) => Err(e),
+        };
+        self.handled(id, out, legacy)
+    }
+
+    /// Handles a modern request whose envelope is already read ([`EnvelopedRequest::parse`](crate::EnvelopedRequest::parse)).
+    pub async fn handle_enveloped(
+        &self,
+        request: crate::EnvelopedRequest,
+        facts: RequestFacts,
+    ) -> Handled {
+        let crate::EnvelopedRequest {
+            id,
+            method,
+            meta,
+            params,
+        } = request;
+        let legacy = facts.legacy_version().is_some();
+        let out = self
+            .route(
+                id.clone(),
+                &method,
+                meta,
+                Some(Value::Object(params)),
+                facts,
+            )
+            .await;
+        self.handled(id, out, legacy)
+    }
+
+    /// The response to request `id`: serialised, with `serverInfo` in a modern result's `_meta`.
+    fn handled(&self, id: RequestId, out: Result<Json, ServerError>, legacy: bool) -> Handled {
         let result = out.and_then(|json| match json {
             Json::Raw(raw) => Ok(raw),
             Json::Value(mut value) => {
@@ -204,21 +246,13 @@ impl McpServer {
     /// discover; initialize-era ones may `initialize` and `ping`.
     async fn route(
         &self,
-        request: JsonRpcRequest<Value>,
+        id: RequestId,
+        method: &str,
+        meta: RequestMeta,
+        params: Option<Value>,
         facts: RequestFacts,
     ) -> Result<Json, ServerError> {
         let legacy = facts.legacy_version().is_some();
-        let JsonRpcRequest {
-            id,
-            method,
-            mut params,
-            ..
-        } = request;
-        let meta = if legacy {
-            RequestMeta::default()
-        } else {
-            crate::envelope::read_meta(params.as_mut())?
-        };
         let scope = move |target: &str| {
             Arc::new(RequestScope {
                 id,
@@ -228,7 +262,7 @@ impl McpServer {
             })
         };
         let value = Json::Value;
-        match (method.as_str(), legacy) {
+        match (method, legacy) {
             ("server/discover", false) => Ok(value(json!(DiscoverResult {
                 supported_versions: STATELESS_PROTOCOL_VERSIONS
                     .iter()
