@@ -419,13 +419,18 @@ fn accepts_both(head: &Parts) -> bool {
     else {
         return true;
     };
-    let covers = |full: &str, family: &str| {
-        accept.split(',').any(|t| {
-            let t = t.split(';').next().unwrap_or("").trim();
-            t.eq_ignore_ascii_case(full) || t.eq_ignore_ascii_case(family) || t == "*/*"
-        })
-    };
-    covers("application/json", "application/*") && covers("text/event-stream", "text/*")
+    let (mut json, mut sse) = (false, false);
+    for range in accept.split(',') {
+        let range = range.split(';').next().unwrap_or("").trim();
+        let any = range == "*/*";
+        json |= any
+            || range.eq_ignore_ascii_case("application/json")
+            || range.eq_ignore_ascii_case("application/*");
+        sse |= any
+            || range.eq_ignore_ascii_case("text/event-stream")
+            || range.eq_ignore_ascii_case("text/*");
+    }
+    json && sse
 }
 
 /// 400 with -32022 naming the supported versions.
@@ -463,5 +468,39 @@ impl Incoming {
             Self::Enveloped(r) => r.params.get(field),
         }
         .and_then(Value::as_str)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn accepting(accept: Option<&str>) -> bool {
+        let mut request = http::Request::post("/mcp");
+        if let Some(a) = accept {
+            request = request.header(header::ACCEPT, a);
+        }
+        accepts_both(&request.body(()).expect("request").into_parts().0)
+    }
+
+    #[test]
+    fn accept_must_cover_json_and_event_streams() {
+        for ok in [
+            None,
+            Some("application/json, text/event-stream"),
+            Some("text/event-stream;q=0.9 , APPLICATION/JSON"),
+            Some("application/*, text/*"),
+            Some("*/*"),
+        ] {
+            assert!(accepting(ok), "{ok:?}");
+        }
+        for refused in [
+            Some("application/json"),
+            Some("text/event-stream"),
+            Some("text/html, application/xml"),
+            Some(""),
+        ] {
+            assert!(!accepting(refused), "{refused:?}");
+        }
     }
 }

@@ -20,7 +20,8 @@ pub(crate) struct RequestScope {
     pub id: RequestId,
     /// The tool or prompt name, or the resource URI; empty for other methods.
     pub target: String,
-    pub meta: RequestMeta,
+    /// Boxed: the envelope is large and the scope moves through several futures.
+    pub meta: Box<RequestMeta>,
     pub facts: RequestFacts,
 }
 

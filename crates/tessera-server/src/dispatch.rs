@@ -178,8 +178,8 @@ impl McpServer {
             ..
         } = request;
         let out = match legacy {
-            true => Ok(RequestMeta::default()),
-            false => crate::envelope::read_meta(params.as_mut()),
+            true => Ok(Box::default()),
+            false => crate::envelope::read_meta(params.as_mut()).map(Box::new),
         };
         let out = match out {
             Ok(meta) => self.route(id.clone(), &method, meta, params, facts).await,
@@ -248,7 +248,7 @@ impl McpServer {
         &self,
         id: RequestId,
         method: &str,
-        meta: RequestMeta,
+        meta: Box<RequestMeta>,
         params: Option<Value>,
         facts: RequestFacts,
     ) -> Result<Json, ServerError> {

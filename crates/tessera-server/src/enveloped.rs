@@ -20,8 +20,8 @@ pub struct EnvelopedRequest {
     pub id: RequestId,
     /// The method called.
     pub method: String,
-    /// `params._meta`: a supported protocol version and the client's capabilities.
-    pub meta: RequestMeta,
+    /// `params._meta`: a supported protocol version and the client's capabilities (boxed: it is large).
+    pub meta: Box<RequestMeta>,
     /// The other params.
     pub params: JsonObject,
 }
@@ -40,7 +40,7 @@ impl EnvelopedRequest {
     /// ```
     pub fn parse(body: &[u8]) -> Option<Self> {
         let frame: Frame = serde_json::from_slice(body).ok()?;
-        let meta = frame.params.meta?;
+        let meta = Box::new(frame.params.meta?);
         let version = meta.protocol_version.as_deref()?;
         if !STATELESS_PROTOCOL_VERSIONS.contains(&version) || meta.client_capabilities.is_none() {
             return None;
