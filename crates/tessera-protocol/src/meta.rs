@@ -99,35 +99,35 @@ impl<'de> Deserialize<'de> for RequestMeta {
                     Ok(())
                 }
                 let mut meta = RequestMeta::default();
-                while let Some(key) = map.next_key::<String>()? {
-                    match key.as_str() {
-                        PROTOCOL_VERSION_KEY => once(
+                while let Some(key) = map.next_key::<MetaKey>()? {
+                    match key {
+                        MetaKey::ProtocolVersion => once(
                             &mut meta.protocol_version,
                             map.next_value()?,
                             PROTOCOL_VERSION_KEY,
                         )?,
-                        CLIENT_INFO_KEY => {
+                        MetaKey::ClientInfo => {
                             once(&mut meta.client_info, map.next_value()?, CLIENT_INFO_KEY)?
                         }
-                        CLIENT_CAPABILITIES_KEY => once(
+                        MetaKey::ClientCapabilities => once(
                             &mut meta.client_capabilities,
                             map.next_value()?,
                             CLIENT_CAPABILITIES_KEY,
                         )?,
-                        LOG_LEVEL_KEY => {
+                        MetaKey::LogLevel => {
                             once(&mut meta.log_level, map.next_value()?, LOG_LEVEL_KEY)?
                         }
-                        "progressToken" => {
+                        MetaKey::ProgressToken => {
                             once(&mut meta.progress_token, map.next_value()?, "progressToken")?
                         }
-                        "traceparent" => {
+                        MetaKey::Traceparent => {
                             once(&mut meta.traceparent, map.next_value()?, "traceparent")?
                         }
-                        "tracestate" => {
+                        MetaKey::Tracestate => {
                             once(&mut meta.tracestate, map.next_value()?, "tracestate")?
                         }
-                        "baggage" => once(&mut meta.baggage, map.next_value()?, "baggage")?,
-                        _ => {
+                        MetaKey::Baggage => once(&mut meta.baggage, map.next_value()?, "baggage")?,
+                        MetaKey::Other(key) => {
                             meta.other.insert(key, map.next_value()?);
                         }
                     }
@@ -136,6 +136,58 @@ impl<'de> Deserialize<'de> for RequestMeta {
             }
         }
         d.deserialize_map(Keys)
+    }
+}
+
+/// A key of a request's `_meta`: one this crate reads (recognised without
+/// allocating), or another, kept as it came.
+enum MetaKey {
+    ProtocolVersion,
+    ClientInfo,
+    ClientCapabilities,
+    LogLevel,
+    ProgressToken,
+    Traceparent,
+    Tracestate,
+    Baggage,
+    Other(String),
+}
+
+impl MetaKey {
+    fn known(key: &str) -> Option<Self> {
+        Some(match key {
+            PROTOCOL_VERSION_KEY => Self::ProtocolVersion,
+            CLIENT_INFO_KEY => Self::ClientInfo,
+            CLIENT_CAPABILITIES_KEY => Self::ClientCapabilities,
+            LOG_LEVEL_KEY => Self::LogLevel,
+            "progressToken" => Self::ProgressToken,
+            "traceparent" => Self::Traceparent,
+            "tracestate" => Self::Tracestate,
+            "baggage" => Self::Baggage,
+            _ => return None,
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for MetaKey {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Name;
+        impl serde::de::Visitor<'_> for Name {
+            type Value = MetaKey;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a _meta key")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<MetaKey, E> {
+                Ok(MetaKey::known(v).unwrap_or_else(|| MetaKey::Other(v.to_owned())))
+            }
+
+            fn visit_string<E: serde::de::Error>(self, v: String) -> Result<MetaKey, E> {
+                Ok(MetaKey::known(&v).unwrap_or(MetaKey::Other(v)))
+            }
+        }
+        d.deserialize_str(Name)
     }
 }
 
