@@ -291,33 +291,37 @@ impl McpEndpoint {
         if !STATELESS_PROTOCOL_VERSIONS.contains(&body_version) {
             return unsupported(id, Some(body_version.to_owned()));
         }
-        // 4. Mcp-Method and Mcp-Name mirror the body.
-        let name = tessera_protocol::name_param(&request.method)
-            .and_then(|field| params.and_then(|p| p.get(field)))
-            .and_then(Value::as_str);
-        if let Err(m) = check_method_and_name(&head.headers, &request.method, name) {
-            return reject::header_mismatch(id, &m.header, &m.body);
-        }
-        // 5. Method, capabilities and the rest are the server's.
-        self.dispatch(Incoming::General(request), facts).await
+        self.mirrored_then_served(head, Incoming::General(request), facts)
+            .await
     }
 
-    /// Steps 4 and 5 of the ladder for a request read in one pass (steps 1 to 3 held in reading it).
+    /// A request read in one pass: steps 1 to 3 held in reading it.
     async fn route_enveloped(
         &self,
         head: &Parts,
         request: EnvelopedRequest,
         principal: Option<String>,
     ) -> Response<McpBody> {
-        let request = Incoming::Enveloped(Box::new(request));
-        if let Err(m) = check_method_and_name(&head.headers, request.method(), request.target()) {
-            return reject::header_mismatch(Some(request.id().clone()), &m.header, &m.body);
-        }
         let facts = RequestFacts {
             era: None,
             principal,
             notifications: None,
         };
+        self.mirrored_then_served(head, Incoming::Enveloped(Box::new(request)), facts)
+            .await
+    }
+
+    /// Step 4, `Mcp-Method` and `Mcp-Name` mirror the body; then step 5:
+    /// method, capabilities and the rest are the server's.
+    async fn mirrored_then_served(
+        &self,
+        head: &Parts,
+        request: Incoming,
+        facts: RequestFacts,
+    ) -> Response<McpBody> {
+        if let Err(m) = check_method_and_name(&head.headers, request.method(), request.target()) {
+            return reject::header_mismatch(Some(request.id().clone()), &m.header, &m.body);
+        }
         self.dispatch(request, facts).await
     }
 

@@ -9,7 +9,10 @@ fn host_name(host: &str) -> &str {
     let host = host.trim();
     if host.starts_with('[') {
         // [::1]:8080 -> [::1]
-        return host.find(']').map_or(host, |end| &host[..=end]);
+        return host
+            .find(']')
+            .and_then(|end| host.get(..=end))
+            .unwrap_or(host);
     }
     host.split_once(':').map_or(host, |(h, _)| h)
 }

@@ -177,11 +177,13 @@ impl McpServer {
             mut params,
             ..
         } = request;
-        let out = match legacy {
-            true => Ok(Box::default()),
-            false => crate::envelope::read_meta(params.as_mut()).map(Box::new),
+        // Initialize-era requests have no envelope to read.
+        let meta = if legacy {
+            Ok(Box::default())
+        } else {
+            crate::envelope::read_meta(params.as_mut()).map(Box::new)
         };
-        let out = match out {
+        let out = match meta {
             Ok(meta) => self.route(id.clone(), &method, meta, params, facts).await,
             Err(e) => Err(e),
         };

@@ -219,19 +219,17 @@ impl RequestStateCodec {
         now_unix: u64,
     ) -> Result<String, SealError> {
         let inner = &*self.inner;
-        // One call to the OS generator for the ticket id and the nonce.
-        // (Constant ranges of a fixed-size array: these slices cannot panic.)
-        let mut random = [0u8; TICKET_ID_BYTES + NONCE_LEN];
-        let wanted = match inner.mode {
-            SealMode::Encrypted => &mut random[..],
-            SealMode::Signed => &mut random[..TICKET_ID_BYTES],
-        };
-        crate::random::fill(wanted).map_err(SealError::Random)?;
-        let (jti, nonce) = random.split_at(TICKET_ID_BYTES);
+        // The ticket id, and for encrypted tickets the nonce, from the thread's generator.
+        let mut jti = [0u8; TICKET_ID_BYTES];
+        let mut nonce = [0u8; NONCE_LEN];
+        crate::random::fill(&mut jti).map_err(SealError::Random)?;
+        if inner.mode == SealMode::Encrypted {
+            crate::random::fill(&mut nonce).map_err(SealError::Random)?;
+        }
         let claims = Claims {
             iat: now_unix,
             exp: now_unix.saturating_add(inner.ttl_secs),
-            jti: jti.try_into().map_err(|_| SealError::Cipher)?,
+            jti,
             bnd: *binding.digest().as_bytes(),
         };
         let active = inner.ring.active();
@@ -245,7 +243,7 @@ impl RequestStateCodec {
             SealMode::Encrypted => {
                 // nonce || plaintext, encrypted in place, then the tag appended.
                 let mut buffer = Vec::with_capacity(NONCE_LEN + CLAIMS_LEN + 256 + TAG_LEN);
-                buffer.extend_from_slice(nonce);
+                buffer.extend_from_slice(&nonce);
                 claims.write(&mut buffer);
                 serde_json::to_writer(&mut buffer, payload).map_err(SealError::Payload)?;
                 let len = header_len.saturating_add(b64_len(buffer.len().saturating_add(TAG_LEN)));
