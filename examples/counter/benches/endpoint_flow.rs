@@ -8,26 +8,14 @@ use bytes::Bytes;
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
 use tessera_http::{EndpointOptions, McpEndpoint};
-use tessera_state::{KeyRing, RequestStateCodec, StateKey};
 
-use crate::support::block;
+use crate::support::{block, call_params, server};
 
 /// A `tools/call` body for `increase-counter` with `extra` params merged in.
 pub fn body(id: u64, extra: Value) -> Bytes {
-    let mut params = json!({
-        "_meta": {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "1"},
-            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}
-        },
-        "name": "increase-counter",
-        "arguments": {"current": 10}
-    });
-    if let (Some(p), Value::Object(e)) = (params.as_object_mut(), extra) {
-        p.extend(e);
-    }
     Bytes::from(
-        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}).to_string(),
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": call_params(extra)})
+            .to_string(),
     )
 }
 
@@ -48,10 +36,7 @@ pub fn head() -> http::request::Parts {
 
 /// The counter behind the endpoint, with a fixed key.
 pub fn endpoint() -> McpEndpoint {
-    let key = StateKey::from_secret_str("bench-key-0123456789abcdef0123456789ab").expect("key");
-    let codec = RequestStateCodec::new(KeyRing::new("k1", key).expect("ring"));
-    let server = counter::counter_server(codec).expect("server");
-    McpEndpoint::new(Arc::new(server), EndpointOptions::default())
+    McpEndpoint::new(Arc::new(server()), EndpointOptions::default())
 }
 
 /// Sends one body through `endpoint` and returns the response body.

@@ -5,34 +5,16 @@ use criterion::{Criterion, criterion_group, criterion_main};
 #[path = "support.rs"]
 mod support;
 use serde_json::{Value, json};
-use support::block;
+use support::{block, call_params, server};
 use tessera_protocol::JsonRpcRequest;
-use tessera_server::{McpServer, RequestFacts};
-use tessera_state::{KeyRing, RequestStateCodec, StateKey};
-
-fn server() -> McpServer {
-    let key = StateKey::from_secret_str("bench-key-0123456789abcdef0123456789ab").unwrap();
-    counter::counter_server(RequestStateCodec::new(KeyRing::new("k1", key).unwrap())).unwrap()
-}
+use tessera_server::RequestFacts;
 
 fn request(extra: Value) -> JsonRpcRequest<Value> {
-    let mut params = json!({
-        "_meta": {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "1"},
-            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}
-        },
-        "name": "increase-counter",
-        "arguments": {"current": 10}
-    });
-    if let (Some(p), Value::Object(e)) = (params.as_object_mut(), extra) {
-        p.extend(e);
-    }
     JsonRpcRequest {
         jsonrpc: Default::default(),
         id: 1.into(),
         method: "tools/call".into(),
-        params: Some(params),
+        params: Some(call_params(extra)),
     }
 }
 
