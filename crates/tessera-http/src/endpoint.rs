@@ -225,7 +225,7 @@ impl McpEndpoint {
             JsonRpcMessage::Request(r) => r,
         };
         let facts = RequestFacts {
-            era: None,
+            era: tessera_server::Era::Modern,
             principal,
             notifications: None,
         };
@@ -248,9 +248,9 @@ impl McpEndpoint {
             RequestEra::Legacy(version) => match self.options.legacy {
                 Legacy::Reject => return unsupported(id, version),
                 Legacy::Stateless => {
-                    facts.era = Some(tessera_server::Era::Legacy {
+                    facts.era = tessera_server::Era::Legacy {
                         version: version.unwrap_or_else(|| "2025-03-26".into()),
-                    });
+                    };
                     return self.dispatch(Incoming::General(request), facts).await;
                 }
             },
@@ -303,7 +303,7 @@ impl McpEndpoint {
         principal: Option<String>,
     ) -> Response<McpBody> {
         let facts = RequestFacts {
-            era: None,
+            era: tessera_server::Era::Modern,
             principal,
             notifications: None,
         };

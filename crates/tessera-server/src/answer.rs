@@ -1,39 +1,13 @@
-//! The client's answers to the previous round, checked against what was asked.
+//! The client's answers, checked against what was asked, and those carried from earlier rounds.
 
 use indexmap::IndexMap;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tessera_protocol::{
     CreateMessageResult, ElicitAction, ElicitResult, JsonObject, ListRootsResult,
 };
 
-use crate::ticket::Asked;
-
-/// The answer to one input request of the previous round.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Answer<'a> {
-    /// The user submitted the form (content already checked against it) or consented to the URL.
-    Accepted(&'a JsonObject),
-    /// The user explicitly declined.
-    Declined,
-    /// The user dismissed the request.
-    Cancelled,
-    /// No answer under this key (or nothing was asked under it).
-    Missing,
-    /// An answer that does not fit what was asked (wrong type, out of bounds, not a choice...).
-    Invalid(&'a str),
-    /// The client's model answered a sampling request.
-    Sampled(&'a CreateMessageResult),
-    /// The client listed its roots.
-    Roots(&'a ListRootsResult),
-}
-
-impl Answer<'_> {
-    /// Whether the user accepted.
-    pub fn is_accepted(&self) -> bool {
-        matches!(self, Self::Accepted(_))
-    }
-}
+use crate::question::Asked;
 
 /// An answer as stored in the request context.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,17 +20,46 @@ pub(crate) enum Slot {
     Roots(ListRootsResult),
 }
 
-impl Slot {
-    pub(crate) fn as_answer(&self) -> Answer<'_> {
-        match self {
-            Self::Accepted(c) => Answer::Accepted(c),
-            Self::Declined => Answer::Declined,
-            Self::Cancelled => Answer::Cancelled,
-            Self::Invalid(why) => Answer::Invalid(why),
-            Self::Sampled(r) => Answer::Sampled(r),
-            Self::Roots(r) => Answer::Roots(r),
+/// An answer other than accepted content (forms, URLs), carried in the ticket to later rounds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) enum Kept {
+    #[serde(rename = "s")]
+    Sampled(Box<CreateMessageResult>),
+    #[serde(rename = "r")]
+    Roots(ListRootsResult),
+}
+
+impl From<Kept> for Slot {
+    fn from(kept: Kept) -> Self {
+        match kept {
+            Kept::Sampled(r) => Self::Sampled(r),
+            Kept::Roots(r) => Self::Roots(r),
         }
     }
+}
+
+/// Answers to carry in the next ticket: accepted contents and other kept answers
+/// (refusals and invalid answers are not carried).
+pub(crate) fn carried(
+    slots: impl IntoIterator<Item = (String, Slot)>,
+) -> (IndexMap<String, JsonObject>, IndexMap<String, Kept>) {
+    let mut accepted = IndexMap::new();
+    let mut other = IndexMap::new();
+    for (key, slot) in slots {
+        match slot {
+            Slot::Accepted(content) => {
+                accepted.insert(key, content);
+            }
+            Slot::Sampled(r) => {
+                other.insert(key, Kept::Sampled(r));
+            }
+            Slot::Roots(r) => {
+                other.insert(key, Kept::Roots(r));
+            }
+            Slot::Declined | Slot::Cancelled | Slot::Invalid(_) => {}
+        }
+    }
+    (accepted, other)
 }
 
 /// Reads the answers to exactly the keys that were asked; other keys are ignored.

@@ -1,6 +1,5 @@
 //! Building an [`McpServer`](crate::McpServer).
 
-use std::fmt;
 use std::sync::Arc;
 
 use indexmap::IndexMap;
@@ -8,22 +7,16 @@ use serde_json::json;
 use tessera_protocol::{CacheScope, Implementation, SERVER_INFO_KEY};
 use tessera_state::{MemoryLedger, RequestStateCodec, TicketLedger};
 
+use crate::app_state::{AppState, NeededState};
 use crate::tool::is_valid_tool_name;
 use crate::{
     CacheHint, CompletionHandler, McpServer, PromptDef, ResourceDef, ResourceTemplateDef, ToolDef,
 };
 
-/// Why a server could not be built.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Why a server could not be built: a message naming the registration at fault.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
 pub struct BuildError(pub String);
-
-impl fmt::Display for BuildError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for BuildError {}
 
 /// Collects tools, prompts, resources and settings, then builds an [`McpServer`].
 pub struct McpServerBuilder {
@@ -41,6 +34,7 @@ pub struct McpServerBuilder {
     read_cache: CacheHint,
     page_size: usize,
     audience: Option<String>,
+    app_state: AppState,
 }
 
 impl McpServerBuilder {
@@ -60,6 +54,7 @@ impl McpServerBuilder {
             read_cache: CacheHint::new(0, CacheScope::Private),
             page_size: 100,
             audience: None,
+            app_state: AppState::default(),
         }
     }
 
@@ -75,27 +70,56 @@ impl McpServerBuilder {
         self
     }
 
-    /// Registers a tool.
-    pub fn tool(mut self, tool: ToolDef) -> Self {
-        self.tools.push(tool);
+    /// Registers a tool (a [`ToolDef`], or a `#[tessera::tool]` function).
+    pub fn tool(mut self, tool: impl Into<ToolDef>) -> Self {
+        self.tools.push(tool.into());
         self
     }
 
-    /// Registers a prompt.
-    pub fn prompt(mut self, prompt: PromptDef) -> Self {
-        self.prompts.push(prompt);
+    /// Registers a prompt (a [`PromptDef`], or a `#[tessera::prompt]` function).
+    pub fn prompt(mut self, prompt: impl Into<PromptDef>) -> Self {
+        self.prompts.push(prompt.into());
         self
     }
 
-    /// Registers a resource.
-    pub fn resource(mut self, resource: ResourceDef) -> Self {
-        self.resources.push(resource);
+    /// Registers a resource (a [`ResourceDef`], or a `#[tessera::resource]` function).
+    pub fn resource(mut self, resource: impl Into<ResourceDef>) -> Self {
+        self.resources.push(resource.into());
         self
     }
 
-    /// Registers a resource template.
-    pub fn resource_template(mut self, template: ResourceTemplateDef) -> Self {
-        self.templates.push(template);
+    /// Registers a resource template (a [`ResourceTemplateDef`], or a `#[tessera::resource]` function with `{variables}`).
+    pub fn resource_template(mut self, template: impl Into<ResourceTemplateDef>) -> Self {
+        self.templates.push(template.into());
+        self
+    }
+
+    /// Application state handlers reach with [`State<T>`](crate::State) or
+    /// [`Context::app_state`](crate::Context::app_state): a database pool, a
+    /// client, configuration. One value per type; a later one replaces it.
+    ///
+    /// ```
+    /// # let codec = tessera_state::RequestStateCodec::new(tessera_state::KeyRing::new("k1", tessera_state::StateKey::generate().unwrap()).unwrap());
+    /// use tessera_server::{Context, McpServer, State, ToolDef};
+    ///
+    /// #[derive(Clone)]
+    /// struct Prefix(String);
+    ///
+    /// let server = McpServer::builder("demo", "1.0.0")
+    ///     .request_state(codec)
+    ///     .with_state(Prefix("> ".into()))
+    ///     .tool(
+    ///         ToolDef::new("quote", |ctx: Context, text: String| async move {
+    ///             let State(Prefix(p)) = State::<Prefix>::from_context(&ctx)?;
+    ///             tessera_server::Result::Ok(format!("{p}{text}"))
+    ///         })
+    ///         .needs_state::<Prefix>(),
+    ///     )
+    ///     .build();
+    /// assert!(server.is_ok());
+    /// ```
+    pub fn with_state<T: Send + Sync + 'static>(mut self, state: T) -> Self {
+        self.app_state.insert(state);
         self
     }
 
@@ -159,10 +183,8 @@ impl McpServerBuilder {
                     "tool name {name:?} is invalid: use 1 to 128 characters of A-Z, a-z, 0-9, '_', '-' and '.'"
                 )));
             }
-            if tool.handler.is_none() {
-                return Err(BuildError(format!("tool {name:?} has no handler")));
-            }
-            if let Some(problem) = tool.form_problems.first() {
+            check_needs(&self.app_state, "tool", &name, &tool.needs)?;
+            if let Some(problem) = tool.problems.first() {
                 return Err(BuildError(format!(
                     "tool {name:?} asks for a form it cannot show: {problem}"
                 )));
@@ -179,9 +201,7 @@ impl McpServerBuilder {
         let mut prompts = IndexMap::new();
         for prompt in self.prompts {
             let name = prompt.prompt.name.clone();
-            if prompt.handler.is_none() {
-                return Err(BuildError(format!("prompt {name:?} has no handler")));
-            }
+            check_needs(&self.app_state, "prompt", &name, &prompt.needs)?;
             if prompts.insert(name.clone(), prompt).is_some() {
                 return Err(BuildError(format!("prompt {name:?} is registered twice")));
             }
@@ -189,18 +209,13 @@ impl McpServerBuilder {
         let mut resources = IndexMap::new();
         for resource in self.resources {
             let uri = resource.resource.uri.clone();
-            if resource.handler.is_none() {
-                return Err(BuildError(format!("resource {uri:?} has no handler")));
-            }
+            check_needs(&self.app_state, "resource", &uri, &resource.needs)?;
             if resources.insert(uri.clone(), resource).is_some() {
                 return Err(BuildError(format!("resource {uri:?} is registered twice")));
             }
         }
-        if let Some(t) = self.templates.iter().find(|t| t.handler.is_none()) {
-            return Err(BuildError(format!(
-                "resource template {:?} has no handler",
-                t.template.uri_template
-            )));
+        for t in &self.templates {
+            check_needs(&self.app_state, "resource template", &t.template.uri_template, &t.needs)?;
         }
         let single_use = tools.values().any(|t| t.single_use);
         if single_use && self.codec.is_none() {
@@ -239,6 +254,23 @@ impl McpServerBuilder {
             read_cache: self.read_cache,
             page_size: self.page_size,
             result_meta,
+            app_state: Arc::new(self.app_state),
         })
     }
+}
+
+/// Refuses a handler whose application state was not given.
+fn check_needs(
+    state: &AppState,
+    kind: &str,
+    name: &str,
+    needs: &[NeededState],
+) -> Result<(), BuildError> {
+    match needs.iter().find(|n| !state.contains(n.id)) {
+            None => Ok(()),
+            Some(n) => Err(BuildError(format!(
+                "{kind} {name:?} needs application state of type {}: add it with McpServerBuilder::with_state",
+                n.name
+            ))),
+        }
 }

@@ -1,38 +1,73 @@
-//! Everything a handler may know about the request it serves.
+//! Everything a handler may know about the request it serves, and how it asks for more.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use indexmap::IndexMap;
+use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use tessera_protocol::{
-    ClientCapabilities, Implementation, JsonObject, JsonRpcNotification, LOG_MESSAGE_NOTIFICATION,
-    LoggingLevel, LoggingMessageParams, PROGRESS_NOTIFICATION, ProgressNotificationParams,
-    RequestId, RequestMeta,
+    ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, Implementation,
+    JsonRpcNotification, LOG_MESSAGE_NOTIFICATION, ListRootsResult, LoggingLevel,
+    LoggingMessageParams, PROGRESS_NOTIFICATION, ProgressNotificationParams, RequestId,
+    RequestMeta,
 };
 
-use crate::answer::{Answer, Slot};
-use crate::{Era, RequestFacts};
+use crate::answer::Slot;
+use crate::app_state::AppState;
+use crate::form::{AskedForm, Form, schema_of};
+use crate::question::Question;
+use crate::{Era, HandlerError, Interrupt, RequestFacts};
 
-/// Request-scoped data shared by the handler's context.
-#[derive(Debug)]
-pub(crate) struct RequestScope {
-    pub id: RequestId,
-    /// The tool or prompt name, or the resource URI; empty for other methods.
-    pub target: String,
-    /// Boxed: the envelope is large and the scope moves through several futures.
-    pub meta: Box<RequestMeta>,
-    pub facts: RequestFacts,
+/// The context of one request: who asks, what they can do, the answers they
+/// gave so far, and the questions the handler asks next.
+///
+/// A handler runs again from the top on every round of a call. Each
+/// [`ask`](Context::ask) yields the answer when the client gave one (in this
+/// round or an earlier one: earlier answers travel sealed in the ticket), and
+/// otherwise records the question and returns [`Interrupt::InputRequired`];
+/// `?` ends the round and every question recorded goes to the client at once.
+///
+/// ```
+/// use tessera_server::{Context, Form, Result};
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Confirmation { confirm: bool }
+/// impl Form for Confirmation { const KEY: &'static str = "confirmation"; }
+///
+/// async fn delete(ctx: Context, name: String) -> Result<String> {
+///     let Confirmation { confirm } = ctx.ask(format!("Delete {name}?"))?;
+///     Ok(if confirm { format!("Deleted {name}.") } else { "Kept.".into() })
+/// }
+/// ```
+#[derive(Clone)]
+pub struct Context {
+    pub(crate) inner: Arc<Inner>,
 }
 
-/// The context of one request: who asks, what they can do, the verified
-/// ticket state `S` and the answers to the previous round.
-#[derive(Debug)]
-pub struct RequestContext<S = ()> {
-    pub(crate) scope: Arc<RequestScope>,
-    pub(crate) state: Option<S>,
+/// The request as dispatch read it, shared by the handler's context.
+pub(crate) struct Inner {
+    pub(crate) id: RequestId,
+    /// The tool or prompt name, or the resource URI.
+    pub(crate) target: String,
+    /// Boxed: the envelope is large and moves through several futures.
+    pub(crate) meta: Box<RequestMeta>,
+    pub(crate) facts: RequestFacts,
+    pub(crate) app: Arc<AppState>,
+    /// This round's answers, checked against what the ticket says was asked.
     pub(crate) answers: IndexMap<String, Slot>,
-    pub(crate) earlier: Arc<IndexMap<String, JsonObject>>,
+    /// Answers of earlier rounds, from the ticket (keys asked again are not here).
+    pub(crate) earlier: IndexMap<String, Slot>,
+    /// The state the previous round carried, unparsed.
+    pub(crate) carried: Option<Value>,
+    pub(crate) next: Mutex<NextRound>,
+}
+
+/// What the handler leaves for the next round: its questions and the state to carry.
+#[derive(Default)]
+pub(crate) struct NextRound {
+    pub(crate) questions: IndexMap<String, Question>,
+    pub(crate) carry: Option<Value>,
 }
 
 static NO_CAPABILITIES: ClientCapabilities = ClientCapabilities {
@@ -43,64 +78,122 @@ static NO_CAPABILITIES: ClientCapabilities = ClientCapabilities {
     extensions: None,
 };
 
-impl<S> RequestContext<S> {
-    /// The state sealed by the previous round, verified; `None` on the first round.
-    pub fn state(&self) -> Option<&S> {
-        self.state.as_ref()
-    }
-
-    /// Takes the state out of the context.
-    pub fn take_state(&mut self) -> Option<S> {
-        self.state.take()
-    }
-
-    /// The answer to the previous round's input request `key`.
-    pub fn answer(&self, key: &str) -> Answer<'_> {
-        self.answers
-            .get(key)
-            .map_or(Answer::Missing, Slot::as_answer)
-    }
-
-    /// The accepted content for `key` as `T`: from this round's answers, else
-    /// from an earlier round of the same call (carried in the ticket). `None`
-    /// when nothing was accepted or the content does not deserialize into `T`.
-    pub fn accepted<T: DeserializeOwned>(&self, key: &str) -> Option<T> {
-        let content = self.accepted_content(key)?;
-        match serde_json::from_value(Value::Object(content.clone())) {
-            Ok(t) => Some(t),
-            Err(e) => {
-                tracing::debug!(key, error = %e, "accepted content does not fit the handler's type");
-                None
+impl Context {
+    /// Asks the user to fill in the form `T` with `message` above it; yields the
+    /// answer once the client gave it. See [`Interrupt`] for the other outcomes.
+    pub fn ask<T: Form>(&self, message: impl Into<String>) -> Result<T, Interrupt> {
+        let key = T::KEY;
+        match self.answer(key) {
+            Some(Slot::Accepted(content)) => T::deserialize(content).map_err(|e| {
+                // The content was checked against the form derived from T, so this is rare:
+                // a serde attribute the schema does not show.
+                Interrupt::Invalid {
+                    key: key.to_owned(),
+                    reason: e.to_string(),
+                }
+            }),
+            Some(other) => Err(refusal(key, other, "a form")),
+            None => {
+                let schema = schema_of::<T>().map_err(|e| Interrupt::UnusableForm {
+                    key: key.to_owned(),
+                    problem: e.to_string(),
+                })?;
+                let message = message.into();
+                Err(self.pending(key, Question::Form(AskedForm { message, schema })))
             }
         }
     }
 
-    /// The raw accepted content for `key` (this round first, then earlier rounds).
-    pub fn accepted_content(&self, key: &str) -> Option<&JsonObject> {
-        match self.answers.get(key) {
-            Some(Slot::Accepted(c)) => Some(c),
-            _ => self.earlier.get(key),
+    /// Asks the user to open `url` (URL-mode elicitation, e.g. to sign in elsewhere);
+    /// yields once the user consented.
+    pub fn ask_url(
+        &self,
+        key: &str,
+        message: impl Into<String>,
+        url: impl Into<String>,
+    ) -> Result<(), Interrupt> {
+        match self.answer(key) {
+            Some(Slot::Accepted(_)) => Ok(()),
+            Some(other) => Err(refusal(key, other, "a URL consent")),
+            None => Err(self.pending(
+                key,
+                Question::Url {
+                    message: message.into(),
+                    url: url.into(),
+                },
+            )),
         }
+    }
+
+    /// Asks the client's model for a completion under `key`; yields the model's answer.
+    pub fn sample(
+        &self,
+        key: &str,
+        params: CreateMessageRequestParams,
+    ) -> Result<CreateMessageResult, Interrupt> {
+        match self.answer(key) {
+            Some(Slot::Sampled(result)) => Ok((**result).clone()),
+            Some(other) => Err(refusal(key, other, "a sampling result")),
+            None => Err(self.pending(key, Question::Sample(Box::new(params)))),
+        }
+    }
+
+    /// Asks for the client's roots under `key`; yields them.
+    pub fn list_roots(&self, key: &str) -> Result<ListRootsResult, Interrupt> {
+        match self.answer(key) {
+            Some(Slot::Roots(roots)) => Ok(roots.clone()),
+            Some(other) => Err(refusal(key, other, "a roots list")),
+            None => Err(self.pending(key, Question::Roots)),
+        }
+    }
+
+    /// Ends the round with only the carried state and no question: the client
+    /// retries at once (for work that continues over several requests).
+    pub fn come_back(&self) -> Interrupt {
+        Interrupt::InputRequired
+    }
+
+    /// The state [`carry`](Context::carry) sealed into the previous round's
+    /// ticket, typed; `None` on the first round (or when it does not fit `S`).
+    pub fn carried<S: DeserializeOwned>(&self) -> Option<S> {
+        let value = self.inner.carried.as_ref()?;
+        S::deserialize(value)
+            .inspect_err(|e| tracing::debug!(error = %e, "carried state does not fit the handler's type"))
+            .ok()
+    }
+
+    /// Seals `state` into the next ticket, for what answers cannot carry; the
+    /// next round reads it with [`carried`](Context::carried).
+    pub fn carry<S: Serialize>(&self, state: &S) -> Result<(), HandlerError> {
+        let value = serde_json::to_value(state)?;
+        self.next().carry = Some(value);
+        Ok(())
+    }
+
+    /// The application state of type `T` the server was built with
+    /// ([`with_state`](crate::McpServerBuilder::with_state)).
+    pub fn app_state<T: Send + Sync + 'static>(&self) -> Option<&T> {
+        self.inner.app.get::<T>()
     }
 
     /// The id of this JSON-RPC request.
     pub fn request_id(&self) -> &RequestId {
-        &self.scope.id
+        &self.inner.id
     }
 
     /// The authenticated principal, if the transport established one.
     pub fn principal(&self) -> Option<&str> {
-        self.scope.facts.principal.as_deref()
+        self.inner.facts.principal.as_deref()
     }
 
     /// The client's self-description (unverified; for display and logs).
     pub fn client_info(&self) -> Option<&Implementation> {
-        self.scope.meta.client_info.as_ref()
+        self.inner.meta.client_info.as_ref()
     }
 
     /// The client's capabilities for this request.
     pub fn client_capabilities(&self) -> &ClientCapabilities {
-        self.scope
+        self.inner
             .meta
             .client_capabilities
             .as_ref()
@@ -109,20 +202,18 @@ impl<S> RequestContext<S> {
 
     /// The request's `_meta` envelope.
     pub fn meta(&self) -> &RequestMeta {
-        &self.scope.meta
+        &self.inner.meta
     }
 
     /// The era of the client.
-    pub fn era(&self) -> Era {
-        self.scope.facts.era.clone().unwrap_or(Era::Modern)
+    pub fn era(&self) -> &Era {
+        &self.inner.facts.era
     }
 
     /// Reports progress, if the request asked for it (`_meta.progressToken`).
     pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
-        let (Some(token), Some(sink)) = (
-            &self.scope.meta.progress_token,
-            &self.scope.facts.notifications,
-        ) else {
+        let (Some(token), Some(sink)) = (&self.inner.meta.progress_token, &self.inner.facts.notifications)
+        else {
             return;
         };
         let params = ProgressNotificationParams::new(
@@ -131,16 +222,12 @@ impl<S> RequestContext<S> {
             total,
             message.map(str::to_owned),
         );
-        sink.send(json!(JsonRpcNotification::new(
-            PROGRESS_NOTIFICATION,
-            params
-        )));
+        sink.send(json!(JsonRpcNotification::new(PROGRESS_NOTIFICATION, params)));
     }
 
     /// Sends a log message, if the request opted in (`_meta` logLevel) at or below `level`.
     pub fn log(&self, level: LoggingLevel, logger: Option<&str>, data: Value) {
-        let (Some(wanted), Some(sink)) =
-            (self.scope.meta.log_level, &self.scope.facts.notifications)
+        let (Some(wanted), Some(sink)) = (self.inner.meta.log_level, &self.inner.facts.notifications)
         else {
             return;
         };
@@ -153,9 +240,58 @@ impl<S> RequestContext<S> {
             data,
             meta: None,
         };
-        sink.send(json!(JsonRpcNotification::new(
-            LOG_MESSAGE_NOTIFICATION,
-            params
-        )));
+        sink.send(json!(JsonRpcNotification::new(LOG_MESSAGE_NOTIFICATION, params)));
+    }
+
+    /// The answer under `key`: this round's first, else an earlier round's.
+    fn answer(&self, key: &str) -> Option<&Slot> {
+        self.inner
+            .answers
+            .get(key)
+            .or_else(|| self.inner.earlier.get(key))
+    }
+
+    /// Records `question` for the next round and returns the interrupt that sends it.
+    fn pending(&self, key: &str, question: Question) -> Interrupt {
+        self.next().questions.insert(key.to_owned(), question);
+        Interrupt::InputRequired
+    }
+
+    fn next(&self) -> MutexGuard<'_, NextRound> {
+        // Nothing panics while holding the lock; a poisoned one is still consistent.
+        self.inner.next.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Takes what the handler left for the next round.
+    pub(crate) fn take_next(&self) -> NextRound {
+        std::mem::take(&mut *self.next())
+    }
+}
+
+/// The interrupt for an answer under `key` that is not the `wanted` kind of acceptance.
+fn refusal(key: &str, slot: &Slot, wanted: &str) -> Interrupt {
+    let key = key.to_owned();
+    match slot {
+        Slot::Declined => Interrupt::Declined { key },
+        Slot::Cancelled => Interrupt::Cancelled { key },
+        Slot::Invalid(reason) => Interrupt::Invalid {
+            key,
+            reason: reason.clone(),
+        },
+        _ => Interrupt::Invalid {
+            key,
+            reason: format!("the answer is not {wanted}"),
+        },
+    }
+}
+
+impl std::fmt::Debug for Context {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Context")
+            .field("id", &self.inner.id)
+            .field("target", &self.inner.target)
+            .field("answers", &self.inner.answers.keys().collect::<Vec<_>>())
+            .field("earlier", &self.inner.earlier.keys().collect::<Vec<_>>())
+            .finish_non_exhaustive()
     }
 }

@@ -3,9 +3,10 @@
 use crate::NotificationSink;
 
 /// Which protocol era the request belongs to.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Era {
     /// A 2026-07-28 request: per-request `_meta`, multi round-trip input.
+    #[default]
     Modern,
     /// An initialize-era request (e.g. 2025-11-25), served statelessly in the old shapes.
     Legacy {
@@ -14,11 +15,18 @@ pub enum Era {
     },
 }
 
+impl Era {
+    /// Whether the request is initialize-era.
+    pub fn is_legacy(&self) -> bool {
+        matches!(self, Self::Legacy { .. })
+    }
+}
+
 /// Facts the transport supplies with each request.
 #[derive(Clone, Default)]
 pub struct RequestFacts {
-    /// The era; `None` means modern.
-    pub era: Option<Era>,
+    /// The era.
+    pub era: Era,
     /// The authenticated principal, if any.
     pub principal: Option<String>,
     /// Where progress and log notifications go; `None` drops them.
@@ -34,9 +42,9 @@ impl RequestFacts {
     /// Facts of an initialize-era request speaking `version`.
     pub fn legacy(version: impl Into<String>) -> Self {
         Self {
-            era: Some(Era::Legacy {
+            era: Era::Legacy {
                 version: version.into(),
-            }),
+            },
             ..Self::default()
         }
     }
@@ -56,8 +64,8 @@ impl RequestFacts {
     /// The legacy version, when the request is initialize-era.
     pub fn legacy_version(&self) -> Option<&str> {
         match &self.era {
-            Some(Era::Legacy { version }) => Some(version),
-            _ => None,
+            Era::Legacy { version } => Some(version),
+            Era::Modern => None,
         }
     }
 }

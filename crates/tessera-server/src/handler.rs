@@ -1,72 +1,82 @@
-//! The typed/untyped boundary shared by tool, prompt and resource handlers.
+//! Handlers as dispatch stores them: one erased shape for tools, prompts and resources.
 
+use std::future::Future;
 use std::sync::Arc;
 
-use indexmap::IndexMap;
-use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use tessera_protocol::JsonObject;
 
-use crate::answer::Slot;
-use crate::context::RequestScope;
-use crate::error::RequestStateFailure;
-use crate::{BoxFuture, InputRequired, Reply, RequestContext, ServerError};
+use crate::{BoxFuture, Context, HandlerError};
 
-/// What dispatch hands a handler: the request, the opened ticket and the answers.
-pub(crate) struct CallInput {
-    pub scope: Arc<RequestScope>,
-    pub state: Option<Value>,
-    pub answers: IndexMap<String, Slot>,
-    pub earlier: Arc<IndexMap<String, JsonObject>>,
-}
+/// A handler producing results of type `R` from its context and input `X`.
+pub(crate) type ErasedHandler<R, X> =
+    Arc<dyn Fn(Context, X) -> BoxFuture<'static, Result<R, HandlerError>> + Send + Sync>;
 
-/// A handler's reply with its state as JSON, ready to seal.
-pub(crate) type ErasedReply<R> = Reply<R, Value>;
-
-/// An erased handler for results of type `R`, taking extra input `X`.
-pub(crate) type ErasedHandler<R, X> = Arc<
-    dyn Fn(CallInput, X) -> BoxFuture<'static, Result<ErasedReply<R>, ServerError>> + Send + Sync,
->;
-
-/// Types the ticket state into the handler's `S`; a state of another shape is an invalid ticket.
-pub(crate) fn typed_context<S: DeserializeOwned>(
-    input: CallInput,
-) -> Result<RequestContext<S>, ServerError> {
-    let state =
-        match input.state {
-            None | Some(Value::Null) => None,
-            Some(value) => Some(serde_json::from_value(value).map_err(|e| {
-                ServerError::InvalidRequestState {
-                    reason: RequestStateFailure::StateShape(e.to_string()),
-                }
-            })?),
-        };
-    Ok(RequestContext {
-        scope: input.scope,
-        state,
-        answers: input.answers,
-        earlier: input.earlier,
+/// Erases `f`, converting what it returns with `convert`.
+pub(crate) fn erase<R, X, A, F, Fut, O>(
+    f: F,
+    parse: impl Fn(X) -> Result<A, HandlerError> + Send + Sync + 'static,
+    convert: impl Fn(O) -> Result<R, HandlerError> + Copy + Send + Sync + 'static,
+) -> ErasedHandler<R, X>
+where
+    R: Send + 'static,
+    O: 'static,
+    A: Send + 'static,
+    F: Fn(Context, A) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = O> + Send + 'static,
+{
+    Arc::new(move |ctx: Context, input: X| match parse(input) {
+        Ok(a) => {
+            let running = f(ctx, a);
+            Box::pin(async move { convert(running.await) })
+        }
+        Err(e) => Box::pin(std::future::ready(Err(e))),
     })
 }
 
-/// Turns a typed reply into one whose state is JSON.
-pub(crate) fn erase_reply<R, S: Serialize>(
-    reply: Reply<R, S>,
-) -> Result<ErasedReply<R>, ServerError> {
-    Ok(match reply {
-        Reply::Complete(r) => Reply::Complete(r),
-        Reply::InputRequired(ir) => {
-            let state = match ir.state {
-                None => None,
-                Some(s) => Some(serde_json::to_value(s).map_err(|e| ServerError::Internal {
-                    message: format!("the handler's state cannot be serialised: {e}"),
-                })?),
-            };
-            Reply::InputRequired(InputRequired {
-                requests: ir.requests,
-                state,
-            })
+/// Deserializes `A`, describing the first problem with its path.
+pub(crate) fn parse_input<A: DeserializeOwned>(input: Value) -> Result<A, String> {
+    // Input that fits is read directly; only a failure pays for tracking the path.
+    if let Ok(parsed) = A::deserialize(&input) {
+        return Ok(parsed);
+    }
+    // No arguments at all (`{}`) also fits a handler that takes `()`.
+    if input.as_object().is_some_and(|o| o.is_empty())
+        && let Ok(parsed) = A::deserialize(Value::Null)
+    {
+        return Ok(parsed);
+    }
+    serde_path_to_error::deserialize(input).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        if path == "." || path.is_empty() {
+            inner.to_string()
+        } else {
+            format!("{path}: {inner}")
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(serde::Deserialize, Debug)]
+    #[allow(dead_code)]
+    struct Args {
+        current: f64,
+    }
+
+    #[test]
+    fn input_errors_name_the_field() {
+        let err = parse_input::<Args>(serde_json::json!({"current": "ten"})).unwrap_err();
+        assert!(
+            err.starts_with("current: invalid type: string \"ten\""),
+            "{err}"
+        );
+        let err = parse_input::<Args>(serde_json::json!({})).unwrap_err();
+        assert!(err.contains("missing field `current`"), "{err}");
+        parse_input::<()>(serde_json::json!({})).unwrap();
+        assert!(parse_input::<()>(serde_json::json!({"x": 1})).is_err());
+    }
 }

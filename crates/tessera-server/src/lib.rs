@@ -3,41 +3,38 @@
 //!
 //! Build an [`McpServer`] once, share it behind an `Arc`, and hand it one
 //! JSON-RPC request at a time with the [`RequestFacts`] the transport checked.
-//! Everything request-scoped lives in the [`RequestContext`]: arguments,
-//! `_meta`, capabilities, principal, the verified ticket state and the
-//! answers to earlier input requests.
+//! A handler reads top to bottom: each [`Context::ask`] yields the user's
+//! answer, or ends the round with `?` so the client can ask the user and
+//! retry; the handler then runs again and the same `ask` yields the answer.
+//! Applications use this crate through the `tessera` facade.
 //!
 //! ```
-//! use serde::{Deserialize, Serialize};
-//! use tessera_server::{ElicitForm, FormField, InputRequired, McpServer, RequestContext, ToolDef, ToolReply};
-//! use tessera_protocol::CallToolResult;
+//! use tessera_server::{Context, Form, McpServer, Result, ToolDef};
 //!
-//! #[derive(Deserialize, schemars::JsonSchema)]
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
 //! struct Args { name: String }
 //!
-//! async fn greet(ctx: RequestContext<()>, args: Args) -> ToolReply<()> {
-//!     match ctx.accepted::<Confirm>("confirm") {
-//!         Some(Confirm { ok: true }) => CallToolResult::text(format!("Hello, {}!", args.name)).into(),
-//!         Some(_) => CallToolResult::text("Not greeted.").into(),
-//!         None => InputRequired::new()
-//!             .elicit("confirm", ElicitForm::new("Greet?").required("ok", FormField::boolean()))
-//!             .into(),
-//!     }
-//! }
-//! #[derive(Deserialize)]
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
 //! struct Confirm { ok: bool }
+//! impl Form for Confirm { const KEY: &'static str = "confirm"; }
+//!
+//! async fn greet(ctx: Context, args: Args) -> Result<String> {
+//!     let Confirm { ok } = ctx.ask("Greet?")?;
+//!     Ok(if ok { format!("Hello, {}!", args.name) } else { "Not greeted.".into() })
+//! }
 //!
 //! let key = tessera_state::StateKey::from_secret_str("an example secret of at least 32 bytes").unwrap();
 //! let codec = tessera_state::RequestStateCodec::new(tessera_state::KeyRing::new("k1", key).unwrap());
 //! let server = McpServer::builder("greeter", "1.0.0")
 //!     .request_state(codec)
-//!     .tool(ToolDef::new("greet").description("Greets after asking").handler(greet))
+//!     .tool(ToolDef::new("greet", greet).description("Greets after asking"))
 //!     .build()
 //!     .unwrap();
 //! assert_eq!(server.info().name, "greeter");
 //! ```
 
 mod answer;
+mod app_state;
 mod builder;
 mod completion;
 mod context;
@@ -48,33 +45,36 @@ mod error;
 mod facts;
 mod form;
 mod handler;
-mod input_required;
+mod handler_error;
+mod interrupt;
+mod json_schema;
 mod legacy;
 mod notify;
 mod pagination;
 mod prompt;
-mod reply;
+mod question;
 mod resource;
-mod schema;
+mod response;
 mod server;
-mod ticket;
 mod tool;
 
-pub use answer::Answer;
+pub use app_state::State;
 pub use builder::{BuildError, McpServerBuilder};
 pub use completion::CompletionHandler;
-pub use context::RequestContext;
+pub use context::Context;
 pub use dispatch::Handled;
 pub use envelope::check_envelope;
+#[doc(hidden)]
 pub use enveloped::EnvelopedRequest;
-pub use error::ServerError;
+pub use error::{RequestStateFailure, ServerError};
 pub use facts::{Era, RequestFacts};
-pub use form::{ElicitForm, FormField};
-pub use input_required::InputRequired;
+pub use form::{Form, FormValue};
+pub use handler_error::{HandlerError, NotFound, Result};
+pub use interrupt::Interrupt;
 pub use notify::NotificationSink;
 pub use prompt::{PromptArguments, PromptDef};
-pub use reply::{PromptReply, Reply, ResourceReply, ToolReply};
 pub use resource::{ResourceDef, ResourceTemplateDef, TemplateVariables};
+pub use response::{IntoPromptResult, IntoResourceResult, IntoToolResult, Json};
 pub use server::{CacheHint, McpServer};
 pub use tool::ToolDef;
 

@@ -1,35 +1,80 @@
-//! Prompts: definition and handler.
+//! Prompts: definition, typed arguments, and the handler that renders them.
 
 use std::future::Future;
 use std::sync::Arc;
 
 use indexmap::IndexMap;
-use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde_json::Value;
 use tessera_protocol::{GetPromptResult, Prompt, PromptArgument};
 
-use crate::handler::{CallInput, ErasedHandler, erase_reply, typed_context};
-use crate::{PromptReply, RequestContext};
+use crate::app_state::NeededState;
+use crate::handler::{ErasedHandler, erase, parse_input};
+use crate::{Context, HandlerError, IntoPromptResult};
 
-/// Prompt arguments by name.
+/// Prompt arguments by name, for prompts that take whatever they are given.
 pub type PromptArguments = IndexMap<String, String>;
 
 /// A prompt: its definition as listed, and the handler that renders it.
+///
+/// The arguments are a type whose fields are strings (`Option<String>` for
+/// optional ones): their names, doc comments and optionality are the prompt's
+/// declared arguments. A prompt that takes none uses `()`.
+///
+/// ```
+/// use tessera_server::{Context, PromptDef};
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Review {
+///     /// The code to review
+///     code: String,
+/// }
+///
+/// let prompt = PromptDef::new("review", |_ctx: Context, args: Review| async move {
+///     format!("Please review:\n{}", args.code)
+/// });
+/// let declared = prompt.definition().arguments.as_ref().unwrap();
+/// assert_eq!((declared[0].name.as_str(), declared[0].required), ("code", Some(true)));
+/// ```
 #[derive(Clone)]
 pub struct PromptDef {
     pub(crate) prompt: Prompt,
-    pub(crate) handler: Option<ErasedHandler<GetPromptResult, PromptArguments>>,
+    pub(crate) handler: ErasedHandler<GetPromptResult, PromptArguments>,
+    pub(crate) needs: Vec<NeededState>,
 }
 
 impl PromptDef {
-    /// A prompt named `name`, with no handler yet.
-    pub fn new(name: impl Into<String>) -> Self {
+    /// A prompt named `name` rendered by `handler`.
+    pub fn new<A, F, Fut, R>(name: impl Into<String>, handler: F) -> Self
+    where
+        A: DeserializeOwned + schemars::JsonSchema + Send + 'static,
+        F: Fn(Context, A) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoPromptResult + 'static,
+    {
+        let name: String = name.into();
+        let label: Arc<str> = name.as_str().into();
+        let handler = erase(
+            handler,
+            move |args: PromptArguments| {
+                let object = args.into_iter().map(|(k, v)| (k, Value::String(v))).collect();
+                parse_input::<A>(Value::Object(object)).map_err(|problem| {
+                    HandlerError::invalid_params(format!(
+                        "Invalid arguments for prompt {label}: {problem}"
+                    ))
+                })
+            },
+            R::into_prompt_result,
+        );
+        let arguments = declared_arguments(&crate::json_schema::object_schema_of::<A>());
         Self {
             prompt: Prompt {
-                name: name.into(),
+                name,
+                arguments: (!arguments.is_empty()).then_some(arguments),
                 ..Prompt::default()
             },
-            handler: None,
+            handler,
+            needs: Vec::new(),
         }
     }
 
@@ -45,40 +90,9 @@ impl PromptDef {
         self
     }
 
-    /// Declares an argument.
-    pub fn argument(
-        mut self,
-        name: impl Into<String>,
-        description: impl Into<String>,
-        required: bool,
-    ) -> Self {
-        self.prompt
-            .arguments
-            .get_or_insert_with(Vec::new)
-            .push(PromptArgument {
-                name: name.into(),
-                title: None,
-                description: Some(description.into()),
-                required: Some(required),
-            });
-        self
-    }
-
-    /// The handler: called with the context and the (string) arguments.
-    pub fn handler<S, F, Fut>(mut self, f: F) -> Self
-    where
-        S: Serialize + DeserializeOwned + Send + 'static,
-        F: Fn(RequestContext<S>, PromptArguments) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = PromptReply<S>> + Send + 'static,
-    {
-        let f = Arc::new(f);
-        self.handler = Some(Arc::new(move |input: CallInput, args: PromptArguments| {
-            let f = Arc::clone(&f);
-            Box::pin(async move {
-                let ctx = typed_context::<S>(input)?;
-                erase_reply(f(ctx, args).await)
-            })
-        }));
+    /// Declares that the handler reads application state of type `T`.
+    pub fn needs_state<T: Send + Sync + 'static>(mut self) -> Self {
+        self.needs.push(NeededState::of::<T>());
         self
     }
 
@@ -96,4 +110,27 @@ impl PromptDef {
             .find(|a| a.required == Some(true) && !args.contains_key(&a.name))
             .map(|a| a.name.as_str())
     }
+}
+
+/// The arguments an object schema declares: its properties, in order, with
+/// their titles and descriptions, required when the schema requires them.
+fn declared_arguments(schema: &serde_json::Map<String, Value>) -> Vec<PromptArgument> {
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let text = |field: &Value, key: &str| field.get(key).and_then(Value::as_str).map(str::to_owned);
+    schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .map(|(name, field)| PromptArgument {
+            name: name.clone(),
+            title: text(field, "title"),
+            description: text(field, "description"),
+            required: Some(required.contains(&name.as_str())),
+        })
+        .collect()
 }

@@ -4,57 +4,110 @@ use std::future::Future;
 use std::sync::Arc;
 
 use indexmap::IndexMap;
-use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde_json::Value;
 use tessera_protocol::{ReadResourceResult, Resource, ResourceTemplate};
 
-use crate::handler::{CallInput, ErasedHandler, erase_reply, typed_context};
-use crate::{RequestContext, ResourceReply};
+use crate::app_state::NeededState;
+use crate::handler::{ErasedHandler, parse_input};
+use crate::{Context, HandlerError, IntoResourceResult};
 
 /// Variables matched from a URI template, by name.
 pub type TemplateVariables = IndexMap<String, String>;
 
 /// A resource with a fixed URI.
+///
+/// ```
+/// use tessera_server::{Context, ResourceDef};
+///
+/// let readme = ResourceDef::new("docs://readme", "readme", |_ctx: Context| async {
+///     "Read me first.".to_owned()
+/// })
+/// .mime_type("text/plain");
+/// assert_eq!(readme.definition().uri, "docs://readme");
+/// ```
 #[derive(Clone)]
 pub struct ResourceDef {
     pub(crate) resource: Resource,
-    pub(crate) handler: Option<ErasedHandler<ReadResourceResult, TemplateVariables>>,
+    pub(crate) handler: ErasedHandler<ReadResourceResult, ResourceRead>,
+    pub(crate) needs: Vec<NeededState>,
 }
 
-/// A family of resources matched by a URI template such as `file:///{path}`.
+/// A family of resources matched by a URI template such as `notes://note/{id}`.
+///
+/// The handler takes the matched variables as a type (a struct with one
+/// `String` field per variable, or [`TemplateVariables`]); `?` on
+/// [`NotFound`](crate::NotFound) answers "resource not found".
+///
+/// ```
+/// use tessera_server::{Context, NotFound, ResourceTemplateDef, Result};
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Note { id: String }
+///
+/// async fn read(_ctx: Context, note: Note) -> Result<String> {
+///     let text = (note.id == "1").then(|| "The first note.".to_owned()).ok_or(NotFound)?;
+///     Ok(text)
+/// }
+/// let notes = ResourceTemplateDef::new("notes://note/{id}", "note", read);
+/// assert!(notes.matches("notes://note/7").is_some());
+/// ```
 #[derive(Clone)]
 pub struct ResourceTemplateDef {
     pub(crate) template: ResourceTemplate,
-    pub(crate) handler: Option<ErasedHandler<ReadResourceResult, TemplateVariables>>,
+    pub(crate) handler: ErasedHandler<ReadResourceResult, ResourceRead>,
+    pub(crate) needs: Vec<NeededState>,
 }
 
-fn erased<S, F, Fut>(f: F) -> ErasedHandler<ReadResourceResult, TemplateVariables>
+/// What a read hands the handler besides its context.
+pub(crate) struct ResourceRead {
+    /// The variables the template matched (none for a fixed resource).
+    pub(crate) vars: TemplateVariables,
+    /// The declared MIME type, for results built from text or bytes.
+    pub(crate) mime_type: Option<String>,
+}
+
+/// Erases a resource handler taking the variables as `A`.
+fn erased<A, F, Fut, R>(handler: F) -> ErasedHandler<ReadResourceResult, ResourceRead>
 where
-    S: Serialize + DeserializeOwned + Send + 'static,
-    F: Fn(RequestContext<S>, String, TemplateVariables) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = ResourceReply<S>> + Send + 'static,
+    A: DeserializeOwned + Send + 'static,
+    F: Fn(Context, A) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = R> + Send + 'static,
+    R: IntoResourceResult + 'static,
 {
-    let f = Arc::new(f);
-    Arc::new(move |input: CallInput, vars: TemplateVariables| {
-        let f = Arc::clone(&f);
+    let handler = Arc::new(handler);
+    Arc::new(move |ctx: Context, read: ResourceRead| {
+        let ResourceRead { vars, mime_type } = read;
+        let object = vars.into_iter().map(|(k, v)| (k, Value::String(v))).collect();
+        let parsed = parse_input::<A>(Value::Object(object));
+        let handler = Arc::clone(&handler);
         Box::pin(async move {
-            let uri = input.scope.target.clone();
-            let ctx = typed_context::<S>(input)?;
-            erase_reply(f(ctx, uri, vars).await)
+            let args = parsed.map_err(|problem| {
+                HandlerError::invalid_params(format!("Invalid resource URI variables: {problem}"))
+            })?;
+            let uri = ctx.inner.target.clone();
+            handler(ctx, args)
+                .await
+                .into_resource_result(&uri, mime_type.as_deref())
         })
     })
 }
-
 impl ResourceDef {
-    /// A resource at `uri` named `name`, with no handler yet.
-    pub fn new(uri: impl Into<String>, name: impl Into<String>) -> Self {
+    /// A resource at `uri` named `name`, read by `handler`.
+    pub fn new<F, Fut, R>(uri: impl Into<String>, name: impl Into<String>, handler: F) -> Self
+    where
+        F: Fn(Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoResourceResult + 'static,
+    {
         Self {
             resource: Resource {
                 uri: uri.into(),
                 name: name.into(),
                 ..Resource::default()
             },
-            handler: None,
+            handler: erased(move |ctx, ()| handler(ctx)),
+            needs: Vec::new(),
         }
     }
 
@@ -76,14 +129,9 @@ impl ResourceDef {
         self
     }
 
-    /// The handler: called with the context and the URI (no template variables).
-    pub fn handler<S, F, Fut>(mut self, f: F) -> Self
-    where
-        S: Serialize + DeserializeOwned + Send + 'static,
-        F: Fn(RequestContext<S>, String) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = ResourceReply<S>> + Send + 'static,
-    {
-        self.handler = Some(erased(move |ctx, uri, _vars| f(ctx, uri)));
+    /// Declares that the handler reads application state of type `T`.
+    pub fn needs_state<T: Send + Sync + 'static>(mut self) -> Self {
+        self.needs.push(NeededState::of::<T>());
         self
     }
 
@@ -94,15 +142,27 @@ impl ResourceDef {
 }
 
 impl ResourceTemplateDef {
-    /// A template (RFC 6570 simple `{var}` expressions) named `name`.
-    pub fn new(uri_template: impl Into<String>, name: impl Into<String>) -> Self {
+    /// A template (RFC 6570 simple `{var}` expressions) named `name`, read by
+    /// `handler` with the matched variables as `A`.
+    pub fn new<A, F, Fut, R>(
+        uri_template: impl Into<String>,
+        name: impl Into<String>,
+        handler: F,
+    ) -> Self
+    where
+        A: DeserializeOwned + Send + 'static,
+        F: Fn(Context, A) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoResourceResult + 'static,
+    {
         Self {
             template: ResourceTemplate {
                 uri_template: uri_template.into(),
                 name: name.into(),
                 ..ResourceTemplate::default()
             },
-            handler: None,
+            handler: erased(handler),
+            needs: Vec::new(),
         }
     }
 
@@ -124,14 +184,9 @@ impl ResourceTemplateDef {
         self
     }
 
-    /// The handler: called with the context, the URI and the matched variables.
-    pub fn handler<S, F, Fut>(mut self, f: F) -> Self
-    where
-        S: Serialize + DeserializeOwned + Send + 'static,
-        F: Fn(RequestContext<S>, String, TemplateVariables) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = ResourceReply<S>> + Send + 'static,
-    {
-        self.handler = Some(erased(f));
+    /// Declares that the handler reads application state of type `T`.
+    pub fn needs_state<T: Send + Sync + 'static>(mut self) -> Self {
+        self.needs.push(NeededState::of::<T>());
         self
     }
 

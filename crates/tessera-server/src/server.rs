@@ -46,6 +46,7 @@ pub struct McpServer {
     pub(crate) read_cache: CacheHint,
     pub(crate) page_size: usize,
     pub(crate) result_meta: serde_json::Value,
+    pub(crate) app_state: Arc<crate::app_state::AppState>,
 }
 
 impl McpServer {

@@ -1,62 +1,86 @@
-//! Tools: definition, typed arguments, and the erased handler dispatch calls.
+//! Tools: definition, typed arguments, and the handler dispatch calls.
 
 use std::future::Future;
 use std::sync::Arc;
 
 use indexmap::IndexMap;
-use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use tessera_protocol::{CallToolResult, JsonObject, Tool, ToolAnnotations};
+use tessera_protocol::{CallToolResult, ElicitationSchema, JsonObject, Tool, ToolAnnotations};
 
-use crate::handler::{CallInput, ErasedHandler, erase_reply, typed_context};
-use crate::{ElicitForm, RequestContext, ToolReply};
+use crate::app_state::NeededState;
+use crate::form::{Form, schema_of};
+use crate::handler::{ErasedHandler, erase, parse_input};
+use crate::{Context, HandlerError, IntoToolResult, Interrupt};
 
 /// A tool: its definition as listed, and the handler that serves calls.
 ///
+/// The handler is an async function of the [`Context`] and the arguments,
+/// typed: the input schema is generated from the arguments' type, arguments
+/// that do not fit give a tool error naming the field (the handler does not
+/// run), and the return type decides the result ([`IntoToolResult`]).
+/// `#[tessera::tool]` writes this for an `async fn`.
+///
 /// ```
-/// use tessera_server::{RequestContext, ToolDef, ToolReply};
-/// use tessera_protocol::CallToolResult;
+/// use tessera_server::{Context, ToolDef};
 ///
 /// #[derive(serde::Deserialize, schemars::JsonSchema)]
 /// struct Echo { text: String }
 ///
-/// let tool = ToolDef::new("echo")
-///     .description("Echoes its input")
-///     .handler(|_ctx: RequestContext, args: Echo| async move {
-///         ToolReply::from(CallToolResult::text(args.text))
-///     });
+/// let tool = ToolDef::new("echo", |_ctx: Context, args: Echo| async move { args.text })
+///     .description("Echoes its input");
 /// assert_eq!(tool.definition().input_schema["type"], "object");
 /// ```
 #[derive(Clone)]
 pub struct ToolDef {
     pub(crate) tool: Tool,
-    pub(crate) handler: Option<ErasedHandler<CallToolResult, Value>>,
+    pub(crate) handler: ErasedHandler<CallToolResult, Value>,
     pub(crate) single_use: bool,
-    pub(crate) form_problems: Vec<String>,
-    pub(crate) expected: IndexMap<String, ElicitForm>,
+    pub(crate) refusal: Option<String>,
+    pub(crate) upfront: IndexMap<String, Arc<ElicitationSchema>>,
+    pub(crate) problems: Vec<String>,
+    pub(crate) needs: Vec<NeededState>,
 }
 
 impl ToolDef {
-    /// A tool named `name` (1 to 128 of `A-Z a-z 0-9 _ - .`), with no handler yet.
-    pub fn new(name: impl Into<String>) -> Self {
-        let mut input_schema = JsonObject::new();
-        input_schema.insert("type".into(), Value::String("object".into()));
+    /// A tool named `name` (1 to 128 of `A-Z a-z 0-9 _ - .`) served by `handler`.
+    pub fn new<A, F, Fut, R>(name: impl Into<String>, handler: F) -> Self
+    where
+        A: DeserializeOwned + schemars::JsonSchema + Send + 'static,
+        F: Fn(Context, A) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoToolResult + 'static,
+    {
+        let name: String = name.into();
+        let label: Arc<str> = name.as_str().into();
+        let handler = erase(
+            handler,
+            move |arguments: Value| {
+                parse_input::<A>(arguments).map_err(|problem| {
+                    HandlerError::msg(format!(
+                        "Input validation error: Invalid arguments for tool {label}: {problem}"
+                    ))
+                })
+            },
+            R::into_tool_result,
+        );
         Self {
             tool: Tool {
-                name: name.into(),
+                name,
                 title: None,
                 description: None,
-                input_schema,
-                output_schema: None,
+                input_schema: crate::json_schema::object_schema_of::<A>(),
+                output_schema: R::output_schema(),
                 annotations: None,
                 icons: None,
                 meta: None,
             },
-            handler: None,
+            handler,
             single_use: false,
-            form_problems: Vec::new(),
-            expected: IndexMap::new(),
+            refusal: None,
+            upfront: IndexMap::new(),
+            problems: Vec::new(),
+            needs: Vec::new(),
         }
     }
 
@@ -84,17 +108,6 @@ impl ToolDef {
         self
     }
 
-    /// Declares the schema of `structuredContent`.
-    pub fn output_schema(mut self, schema: JsonObject) -> Self {
-        self.tool.output_schema = Some(schema);
-        self
-    }
-
-    /// Declares the schema of `structuredContent` from a Rust type.
-    pub fn output_type<O: schemars::JsonSchema>(self) -> Self {
-        self.output_schema(crate::schema::input_schema_of::<O>())
-    }
-
     /// Extension metadata on the definition.
     pub fn meta(mut self, meta: JsonObject) -> Self {
         self.tool.meta = Some(meta);
@@ -107,66 +120,40 @@ impl ToolDef {
         self
     }
 
-    /// Declares the form the tool asks under `key` when that answer is missing,
-    /// so a client may answer it up front: an answer under `key` that no
-    /// ticket asked for (e.g. a first call without `requestState`) is checked
-    /// against `form` and reaches the handler like an answer to an asked form.
-    /// Without this, answers to questions that were not asked are ignored.
+    /// The text result when the user declines, cancels or answers a question
+    /// unusably and the handler does not catch it (default: a sentence naming
+    /// the question and what happened).
     ///
     /// ```
-    /// use tessera_server::{ElicitForm, FormField, ToolDef};
-    /// let tool = ToolDef::new("greet")
-    ///     .expects_input("user_name", ElicitForm::new("What is your name?").required("name", FormField::string()));
+    /// # use tessera_server::{Context, ToolDef};
+    /// let tool = ToolDef::new("noop", |_: Context, _: ()| async { "done" })
+    ///     .on_refusal("Counter increase cancelled.");
     /// # let _ = tool;
     /// ```
-    pub fn expects_input(mut self, key: impl Into<String>, form: ElicitForm) -> Self {
-        self.expected.insert(key.into(), form);
+    pub fn on_refusal(mut self, text: impl Into<String>) -> Self {
+        self.refusal = Some(text.into());
         self
     }
 
-    /// Declares that the tool asks for a form derived from `T`
-    /// ([`ElicitForm::from_type`](crate::ElicitForm::from_type)); a type a form
-    /// cannot show (nested objects, arrays of non-enums...) fails
-    /// [`build`](crate::McpServerBuilder::build), naming the field.
-    pub fn asks_for<T: schemars::JsonSchema>(mut self) -> Self {
-        if let Err(e) = crate::schema::form_schema_of::<T>() {
-            self.form_problems
-                .push(format!("{} ({})", e, std::any::type_name::<T>()));
+    /// Lets a client answer the form `T` up front: an answer under `T::KEY`
+    /// that no ticket asked for (e.g. on a first call without `requestState`)
+    /// is checked against `T`'s form and reaches the handler's
+    /// [`ask`](Context::ask) like an answer to an asked form. Without this,
+    /// answers to questions that were not asked are ignored.
+    pub fn accepts_upfront<T: Form>(mut self) -> Self {
+        match schema_of::<T>() {
+            Ok(schema) => {
+                self.upfront.insert(T::KEY.to_owned(), schema);
+            }
+            Err(e) => self.problems.push(e.to_string()),
         }
         self
     }
 
-    /// The handler: called with the request context and the arguments as `A`.
-    ///
-    /// The input schema is generated from `A`; arguments that do not
-    /// deserialize into `A` give a tool error naming the field, and the
-    /// handler does not run.
-    pub fn handler<A, S, F, Fut>(mut self, f: F) -> Self
-    where
-        A: DeserializeOwned + schemars::JsonSchema + Send + 'static,
-        S: Serialize + DeserializeOwned + Send + 'static,
-        F: Fn(RequestContext<S>, A) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = ToolReply<S>> + Send + 'static,
-    {
-        self.tool.input_schema = crate::schema::input_schema_of::<A>();
-        let name: Arc<str> = self.tool.name.as_str().into();
-        let f = Arc::new(f);
-        self.handler = Some(Arc::new(move |input: CallInput, args: Value| {
-            let f = Arc::clone(&f);
-            let name = Arc::clone(&name);
-            Box::pin(async move {
-                let args: A = match parse_arguments(args) {
-                    Ok(a) => a,
-                    Err(problem) => {
-                        return Ok(crate::Reply::Complete(CallToolResult::error(format!(
-                            "Input validation error: Invalid arguments for tool {name}: {problem}"
-                        ))));
-                    }
-                };
-                let ctx = typed_context::<S>(input)?;
-                erase_reply(f(ctx, args).await)
-            })
-        }));
+    /// Declares that the handler reads application state of type `T`; the
+    /// server fails to build without it ([`with_state`](crate::McpServerBuilder::with_state)).
+    pub fn needs_state<T: Send + Sync + 'static>(mut self) -> Self {
+        self.needs.push(NeededState::of::<T>());
         self
     }
 
@@ -174,23 +161,15 @@ impl ToolDef {
     pub fn definition(&self) -> &Tool {
         &self.tool
     }
-}
 
-/// Deserializes arguments, describing the first problem with its path.
-fn parse_arguments<A: DeserializeOwned>(args: Value) -> Result<A, String> {
-    // Arguments that fit are read directly; only a failure pays for tracking the path.
-    if let Ok(parsed) = A::deserialize(&args) {
-        return Ok(parsed);
+    /// The result of a call whose handler stopped on `interrupt` (not `InputRequired`).
+    pub(crate) fn refused(&self, interrupt: &Interrupt) -> CallToolResult {
+        CallToolResult::text(
+            self.refusal
+                .clone()
+                .unwrap_or_else(|| interrupt.default_refusal_text()),
+        )
     }
-    serde_path_to_error::deserialize(args).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner();
-        if path == "." || path.is_empty() {
-            inner.to_string()
-        } else {
-            format!("{path}: {inner}")
-        }
-    })
 }
 
 /// Whether `name` follows the spec's tool-name rules (SHOULD: 1-128 of `A-Za-z0-9_-.`).
@@ -204,23 +183,6 @@ pub(crate) fn is_valid_tool_name(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[derive(serde::Deserialize, Debug)]
-    #[allow(dead_code)]
-    struct Args {
-        current: f64,
-    }
-
-    #[test]
-    fn argument_errors_name_the_field() {
-        let err = parse_arguments::<Args>(serde_json::json!({"current": "ten"})).unwrap_err();
-        assert!(
-            err.starts_with("current: invalid type: string \"ten\""),
-            "{err}"
-        );
-        let err = parse_arguments::<Args>(serde_json::json!({})).unwrap_err();
-        assert!(err.contains("missing field `current`"), "{err}");
-    }
 
     #[test]
     fn tool_names() {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
-use tessera_http::{EndpointOptions, McpEndpoint};
+use tessera::http::{EndpointOptions, McpEndpoint};
 
 use crate::support::{block, call_params, server};
 

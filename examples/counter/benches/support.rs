@@ -3,8 +3,8 @@
 //! and driving a future that never waits on I/O.
 
 use serde_json::{Value, json};
-use tessera_server::McpServer;
-use tessera_state::{KeyRing, RequestStateCodec, StateKey};
+use tessera::McpServer;
+use tessera::state::{KeyRing, RequestStateCodec, StateKey};
 
 /// The same allocator as the `counter` binary, so the benches measure what it runs.
 #[global_allocator]

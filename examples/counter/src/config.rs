@@ -4,8 +4,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use base64::Engine;
-use tessera_http::Legacy;
-use tessera_state::{KeyRing, RequestStateCodec, StateKey};
+use tessera::http::Legacy;
+use tessera::state::{KeyRing, RequestStateCodec, StateKey};
 
 /// The variable holding the requestState key.
 pub const KEY_VAR: &str = "MRTR_REQUEST_STATE_KEY";

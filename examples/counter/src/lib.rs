@@ -7,4 +7,4 @@
 pub mod config;
 mod tool;
 
-pub use tool::{SERVER_NAME, counter_server, increase_counter_tool};
+pub use tool::{SERVER_NAME, counter_server, increase_counter};

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use counter::config::{self, Config};
-use tessera_http::{EndpointOptions, McpEndpoint};
+use tessera::http::{EndpointOptions, McpEndpoint};
 
 /// mimalloc: many small, short-lived allocations per request; glibc's malloc
 /// spends a fifth of the server's CPU on them under load.
@@ -54,7 +54,7 @@ fn run() -> Result<(), String> {
             .map_err(|e| format!("cannot listen on {}: {e}", config.addr))?;
         let local = listener.local_addr().map_err(|e| e.to_string())?;
         tracing::info!(%local, legacy = ?config.legacy, "serving MCP at http://{local}/mcp");
-        tessera_http::serve(listener, endpoint, tessera_http::shutdown_signal())
+        tessera::http::serve(listener, endpoint, tessera::http::shutdown_signal())
             .await
             .map_err(|e| e.to_string())
     })

@@ -1,46 +1,9 @@
-//! JSON Schemas from Rust types (`schemars`), for tool inputs and forms.
+//! Form schemas from Rust types: the restricted schema of a flat struct.
 
-use serde_json::{Map, Value};
-use tessera_protocol::{ElicitationSchema, FormSchemaError, JsonObject};
+use serde_json::Value;
+use tessera_protocol::{ElicitationSchema, FormSchemaError};
 
-/// Formats schemars emits for Rust number types; not JSON Schema formats, so dropped.
-const RUST_NUMBER_FORMATS: &[&str] = &[
-    "double", "float", "int", "int8", "int16", "int32", "int64", "int128", "uint", "uint8",
-    "uint16", "uint32", "uint64", "uint128",
-];
-
-fn strip_number_formats(value: &mut Value) {
-    match value {
-        Value::Object(o) => {
-            if o.get("format")
-                .and_then(Value::as_str)
-                .is_some_and(|f| RUST_NUMBER_FORMATS.contains(&f))
-            {
-                o.remove("format");
-            }
-            o.values_mut().for_each(strip_number_formats);
-        }
-        Value::Array(a) => a.iter_mut().for_each(strip_number_formats),
-        _ => {}
-    }
-}
-
-/// The input schema of a tool whose arguments deserialize into `A`: an object schema.
-pub(crate) fn input_schema_of<A: schemars::JsonSchema>() -> JsonObject {
-    let mut value = serde_json::to_value(schemars::schema_for!(A)).unwrap_or(Value::Null);
-    strip_number_formats(&mut value);
-    let mut object = match value {
-        Value::Object(o) => o,
-        _ => Map::new(),
-    };
-    object.remove("title");
-    if object.get("type").and_then(Value::as_str) != Some("object") {
-        // A type that is not a struct (e.g. `()`): accept an empty object.
-        object = Map::new();
-        object.insert("type".into(), Value::String("object".into()));
-    }
-    object
-}
+use crate::json_schema::strip_number_formats;
 
 /// The elicitation form for `T`'s fields, or the first field a form cannot show.
 pub(crate) fn form_schema_of<T: schemars::JsonSchema>() -> Result<ElicitationSchema, FormSchemaError>
@@ -88,14 +51,6 @@ pub(crate) fn form_schema_of<T: schemars::JsonSchema>() -> Result<ElicitationSch
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
-
-    #[derive(schemars::JsonSchema)]
-    #[allow(dead_code)]
-    struct Args {
-        /// Current counter value
-        current: f64,
-    }
 
     #[derive(schemars::JsonSchema)]
     #[allow(dead_code)]
@@ -115,21 +70,6 @@ mod tests {
     #[allow(dead_code)]
     struct Nested {
         inner: Inner,
-    }
-
-    #[test]
-    fn input_schema_is_a_clean_object_schema() {
-        let s = Value::Object(input_schema_of::<Args>());
-        assert_eq!(s["type"], "object");
-        assert_eq!(
-            s["properties"]["current"],
-            json!({"type": "number", "description": "Current counter value"})
-        );
-        assert_eq!(s["required"], json!(["current"]));
-        assert_eq!(
-            Value::Object(input_schema_of::<()>()),
-            json!({"type": "object"})
-        );
     }
 
     #[test]

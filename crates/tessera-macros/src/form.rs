@@ -1,0 +1,77 @@
+//! `#[tessera::form]`: a flat struct becomes a form, with its key, parsing and schema.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::{Fields, ItemStruct};
+
+use crate::attributes::MacroArgs;
+
+pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
+    let args = MacroArgs::parse(args)?;
+    args.only(&["key"])?;
+    let item: ItemStruct = syn::parse2(item)?;
+    if !item.generics.params.is_empty() {
+        return Err(syn::Error::new_spanned(
+            &item.generics,
+            "a form cannot be generic",
+        ));
+    }
+    let Fields::Named(fields) = &item.fields else {
+        return Err(syn::Error::new_spanned(
+            &item.fields,
+            "a form is a struct with named fields, one per form field",
+        ));
+    };
+    let name = &item.ident;
+    let key = args
+        .string("key")?
+        .unwrap_or_else(|| snake_case(&name.to_string()));
+    let types = fields.named.iter().map(|f| &f.ty);
+    Ok(quote! {
+        #[derive(::tessera::__private::serde::Deserialize, ::tessera::__private::schemars::JsonSchema)]
+        #[serde(crate = "::tessera::__private::serde")]
+        #[schemars(crate = "::tessera::__private::schemars")]
+        #item
+
+        impl ::tessera::Form for #name {
+            const KEY: &'static str = #key;
+        }
+
+        // Every field must be one a form can show: refused here, at compile time.
+        const _: () = {
+            #[allow(dead_code)]
+            fn fields_are_form_values() {
+                fn field<T: ::tessera::FormValue>() {}
+                #(field::<#types>();)*
+            }
+        };
+    })
+}
+
+/// `UserName` → `user_name`.
+pub(crate) fn snake_case(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 4);
+    for (i, c) in name.chars().enumerate() {
+        if c.is_uppercase() {
+            if i > 0 {
+                out.push('_');
+            }
+            out.extend(c.to_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::snake_case;
+
+    #[test]
+    fn keys_from_type_names() {
+        assert_eq!(snake_case("Amount"), "amount");
+        assert_eq!(snake_case("UserName"), "user_name");
+        assert_eq!(snake_case("Step1"), "step1");
+    }
+}

@@ -1,0 +1,202 @@
+//! Dispatching one JSON-RPC request: envelope, method table, and the result on its way out.
+//!
+//! - [`handled`]: the response type, serialised once;
+//! - [`lists`]: list methods, capabilities, completion;
+//! - [`round_trip`]: tools, prompts and resources through the multi round-trip engine;
+//! - [`ticket`]: what a ticket carries, and opening one;
+//! - [`capability_check`]: asking only what the client can answer.
+
+mod capability_check;
+mod handled;
+mod lists;
+mod round_trip;
+mod ticket;
+
+pub use handled::Handled;
+
+use serde_json::{Value, json};
+use tessera_protocol::{
+    DiscoverResult, JsonRpcRequest, RequestId, RequestMeta, SERVER_INFO_KEY,
+    STATELESS_PROTOCOL_VERSIONS,
+};
+
+use crate::legacy::to_legacy_shape;
+use crate::{McpServer, RequestFacts, ServerError};
+use handled::{Json, serialisation_failed};
+
+/// A request as dispatch passes it to a method: who sent it, and how.
+pub(crate) struct Incoming {
+    pub(crate) id: RequestId,
+    /// Boxed: the envelope is large and moves through several futures.
+    pub(crate) meta: Box<RequestMeta>,
+    pub(crate) facts: RequestFacts,
+}
+
+impl McpServer {
+    /// Handles one JSON-RPC request and returns its response.
+    pub async fn handle(&self, request: JsonRpcRequest<Value>, facts: RequestFacts) -> Handled {
+        let legacy = facts.era.is_legacy();
+        let JsonRpcRequest {
+            id,
+            method,
+            mut params,
+            ..
+        } = request;
+        // Initialize-era requests have no envelope to read.
+        let meta = if legacy {
+            Ok(Box::default())
+        } else {
+            crate::envelope::read_meta(params.as_mut()).map(Box::new)
+        };
+        let out = match meta {
+            Ok(meta) => {
+                let incoming = Incoming {
+                    id: id.clone(),
+                    meta,
+                    facts,
+                };
+                self.route(&method, params, incoming).await
+            }
+            Err(e) => Err(e),
+        };
+        self.handled(id, out, legacy)
+    }
+
+    /// Handles a modern request whose envelope is already read ([`EnvelopedRequest::parse`](crate::EnvelopedRequest::parse)).
+    #[doc(hidden)]
+    pub async fn handle_enveloped(
+        &self,
+        request: crate::EnvelopedRequest,
+        facts: RequestFacts,
+    ) -> Handled {
+        let crate::EnvelopedRequest {
+            id,
+            method,
+            meta,
+            params,
+        } = request;
+        let legacy = facts.era.is_legacy();
+        let incoming = Incoming {
+            id: id.clone(),
+            meta,
+            facts,
+        };
+        let out = self
+            .route(&method, Some(Value::Object(params)), incoming)
+            .await;
+        self.handled(id, out, legacy)
+    }
+
+    /// The response to request `id`: serialised, with `serverInfo` in a modern result's `_meta`.
+    fn handled(&self, id: RequestId, out: Result<Json, ServerError>, legacy: bool) -> Handled {
+        let result = out.and_then(|json| match json {
+            Json::Raw(raw) => Ok(raw),
+            Json::Value(mut value) => {
+                if legacy {
+                    to_legacy_shape(&mut value);
+                } else if let Some(o) = value.as_object_mut() {
+                    match o.get_mut("_meta").and_then(Value::as_object_mut) {
+                        Some(meta) => {
+                            meta.entry(SERVER_INFO_KEY)
+                                .or_insert_with(|| self.result_meta[SERVER_INFO_KEY].clone());
+                        }
+                        None => {
+                            o.insert("_meta".into(), self.result_meta.clone());
+                        }
+                    }
+                }
+                serde_json::value::to_raw_value(&value).map_err(serialisation_failed)
+            }
+        });
+        Handled { id, result }
+    }
+
+    /// Handles a notification: nothing to answer; noted in the log.
+    pub fn handle_notification(&self, method: &str) {
+        tracing::debug!(method, "notification received");
+    }
+
+    /// One method table for both eras: modern requests carry `_meta` and may
+    /// discover; initialize-era ones may `initialize` and `ping`.
+    async fn route(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        incoming: Incoming,
+    ) -> Result<Json, ServerError> {
+        let legacy = incoming.facts.era.is_legacy();
+        let value = Json::Value;
+        match (method, legacy) {
+            ("server/discover", false) => Ok(value(json!(DiscoverResult {
+                supported_versions: STATELESS_PROTOCOL_VERSIONS
+                    .iter()
+                    .map(|v| (*v).to_owned())
+                    .collect(),
+                capabilities: self.capabilities(),
+                instructions: self.instructions.clone(),
+                ttl_ms: self.discover_cache.ttl_ms,
+                cache_scope: self.discover_cache.scope,
+                ..DiscoverResult::default()
+            }))),
+            ("initialize", true) => Ok(value(self.initialize_result(params.as_ref()))),
+            // Per-request serving keeps no session to store a level in; log
+            // notifications reach legacy clients only through SSE, which they do not get here.
+            ("ping" | "logging/setLevel", true) => Ok(value(json!({}))),
+            ("tools/list", _) => self.list_tools(params.as_ref()).map(value),
+            ("tools/call", _) => self.call_tool(params, incoming).await,
+            ("prompts/list", _) if !self.prompts.is_empty() => {
+                self.list_prompts(params.as_ref()).map(value)
+            }
+            ("prompts/get", _) if !self.prompts.is_empty() => {
+                self.get_prompt(params, incoming).await
+            }
+            ("resources/list", _) if self.has_resources() => {
+                self.list_resources(params.as_ref()).map(value)
+            }
+            ("resources/templates/list", _) if self.has_resources() => {
+                self.list_templates(params.as_ref()).map(value)
+            }
+            ("resources/read", _) if self.has_resources() => {
+                self.read_resource(params, incoming).await
+            }
+            ("completion/complete", _) if self.completion.is_some() => {
+                self.complete(params.as_ref()).await.map(value)
+            }
+            (other, _) => Err(ServerError::MethodNotFound {
+                method: other.to_owned(),
+            }),
+        }
+    }
+}
+
+/// Moves `key` out of `params`, when `params` is an object that has it.
+fn take(params: &mut Option<Value>, key: &str) -> Option<Value> {
+    params
+        .as_mut()
+        .and_then(Value::as_object_mut)
+        .and_then(|o| o.remove(key))
+}
+
+fn required_str<'a>(
+    params: Option<&'a Value>,
+    key: &str,
+    method: &str,
+) -> Result<&'a str, ServerError> {
+    match params.and_then(|p| p.get(key)) {
+        Some(Value::String(s)) => Ok(s),
+        Some(_) => Err(ServerError::invalid_params(format!(
+            "Invalid {method} request: params.{key} must be a string"
+        ))),
+        None => Err(ServerError::invalid_params(format!(
+            "Invalid {method} request: params.{key} is required"
+        ))),
+    }
+}
+
+#[allow(dead_code)]
+fn _assert_send_sync() {
+    fn is<T: Send + Sync>() {}
+    is::<McpServer>();
+    is::<std::sync::Arc<dyn tessera_state::TicketLedger>>();
+    is::<crate::Context>();
+}

@@ -1,0 +1,382 @@
+//! The multi round-trip engine shared by tools, prompts and resources: open
+//! the ticket, read the answers, run the handler, seal the next ticket.
+
+use std::sync::{Arc, Mutex};
+
+use indexmap::IndexMap;
+use serde::Deserialize as _;
+use serde_json::{Map, Value, json};
+use tessera_protocol::{
+    CallToolResult, ElicitationSchema, InputRequiredResult, ReadResourceResult, ResultMeta,
+};
+use tessera_state::Binding;
+
+use super::capability_check::check_capabilities;
+use super::handled::{Json, ResultShape, serialisation_failed};
+use super::ticket::TicketBody;
+use super::{Incoming, required_str, take};
+use crate::answer::{Slot, carried, collect};
+use crate::context::{Inner, NextRound};
+use crate::form::FormCheck;
+use crate::handler_error::Kind;
+use crate::legacy::needs_modern_message;
+use crate::question::Asked;
+use crate::resource::ResourceRead;
+use crate::{BoxFuture, Context, HandlerError, Interrupt, McpServer, PromptArguments, ServerError};
+
+/// A handler call waiting for its context.
+type PendingRun<'a, R> =
+    Box<dyn FnOnce(Context) -> BoxFuture<'static, Result<R, HandlerError>> + Send + 'a>;
+
+/// What a handler's error (other than "input required") becomes.
+type ErrorPolicy<'a, R> = Box<dyn FnOnce(HandlerError) -> Result<R, ServerError> + Send + 'a>;
+
+/// What an MRTR-capable method needs: its target, what tickets bind to, and its handler.
+struct MrtrCall<'a, R> {
+    kind: &'static str,
+    target: &'a str,
+    binding: Binding,
+    single_use: bool,
+    /// Forms a client may answer before they are asked ([`ToolDef::accepts_upfront`](crate::ToolDef::accepts_upfront)).
+    upfront: Option<&'a IndexMap<String, Arc<ElicitationSchema>>>,
+    run: PendingRun<'a, R>,
+    on_error: ErrorPolicy<'a, R>,
+}
+
+/// What a retry carries besides the original request: the echoed ticket and the answers.
+struct Retry {
+    request_state: Option<Value>,
+    input_responses: Option<Value>,
+}
+
+impl Retry {
+    /// Moves the retry fields out of `params` (nothing is copied).
+    fn take(params: &mut Option<Value>) -> Self {
+        Self {
+            request_state: take(params, "requestState"),
+            input_responses: take(params, "inputResponses"),
+        }
+    }
+}
+
+impl McpServer {
+    pub(super) async fn call_tool(
+        &self,
+        mut params: Option<Value>,
+        incoming: Incoming,
+    ) -> Result<Json, ServerError> {
+        let retry = Retry::take(&mut params);
+        let arguments = take(&mut params, "arguments");
+        let (name, tool) = {
+            let name = required_str(params.as_ref(), "name", "tools/call")?;
+            self.tools
+                .get_key_value(name)
+                .ok_or_else(|| ServerError::invalid_params(format!("Tool {name} not found")))?
+        };
+        let arguments = match arguments {
+            None | Some(Value::Null) => Value::Object(Map::new()),
+            Some(a @ Value::Object(_)) => a,
+            Some(_) => {
+                return Err(ServerError::invalid_params(
+                    "Invalid tools/call params: arguments must be an object",
+                ));
+            }
+        };
+        let handler = Arc::clone(&tool.handler);
+        let call = MrtrCall {
+            kind: "Tool",
+            target: name,
+            binding: self.binding("tools/call", name, &arguments, &incoming),
+            single_use: tool.single_use,
+            upfront: Some(&tool.upfront),
+            run: Box::new(move |ctx| handler(ctx, arguments)),
+            on_error: Box::new(|error| match &error.0 {
+                Kind::Interrupt(i @ Interrupt::UnusableForm { .. }) => Err(ServerError::Internal {
+                    message: format!("tool {name} asks for a form it cannot show: {i}"),
+                }),
+                Kind::Interrupt(i) => Ok(tool.refused(i)),
+                _ => Ok(crate::response::tool_failure(&error)),
+            }),
+        };
+        match self.run_mrtr(call, retry, incoming).await {
+            Err(ServerError::LegacyInputRequired { message }) => {
+                Ok(Json::Value(json!(CallToolResult::error(message))))
+            }
+            other => other,
+        }
+    }
+
+    pub(super) async fn get_prompt(
+        &self,
+        mut params: Option<Value>,
+        incoming: Incoming,
+    ) -> Result<Json, ServerError> {
+        let retry = Retry::take(&mut params);
+        let arguments = match take(&mut params, "arguments") {
+            None | Some(Value::Null) => Value::Object(Map::new()),
+            Some(a) => a,
+        };
+        let (name, prompt) = {
+            let name = required_str(params.as_ref(), "name", "prompts/get")?;
+            self.prompts
+                .get_key_value(name)
+                .ok_or_else(|| ServerError::invalid_params(format!("Prompt {name} not found")))?
+        };
+        let args = PromptArguments::deserialize(&arguments).map_err(|e| {
+            ServerError::invalid_params(format!(
+                "Invalid prompts/get arguments (a map of strings): {e}"
+            ))
+        })?;
+        if let Some(missing) = prompt.missing_argument(&args) {
+            return Err(ServerError::invalid_params(format!(
+                "Missing required argument {missing:?} for prompt {name}"
+            )));
+        }
+        let handler = Arc::clone(&prompt.handler);
+        let call = MrtrCall {
+            kind: "Prompt",
+            target: name,
+            binding: self.binding("prompts/get", name, &arguments, &incoming),
+            single_use: false,
+            upfront: None,
+            run: Box::new(move |ctx| handler(ctx, args)),
+            on_error: Box::new(|error| {
+                Err(server_error(error, || {
+                    ServerError::invalid_params(format!("Prompt {name} not found"))
+                }))
+            }),
+        };
+        self.run_mrtr(call, retry, incoming).await
+    }
+
+    pub(super) async fn read_resource(
+        &self,
+        mut params: Option<Value>,
+        incoming: Incoming,
+    ) -> Result<Json, ServerError> {
+        let retry = Retry::take(&mut params);
+        let uri = required_str(params.as_ref(), "uri", "resources/read")?;
+        let (handler, read) = if let Some(resource) = self.resources.get(uri) {
+            let read = ResourceRead {
+                vars: IndexMap::new(),
+                mime_type: resource.resource.mime_type.clone(),
+            };
+            (Arc::clone(&resource.handler), read)
+        } else if let Some((template, vars)) = self
+            .templates
+            .iter()
+            .find_map(|t| t.matches(uri).map(|v| (t, v)))
+        {
+            let read = ResourceRead {
+                vars,
+                mime_type: template.template.mime_type.clone(),
+            };
+            (Arc::clone(&template.handler), read)
+        } else {
+            return Err(ServerError::ResourceNotFound {
+                uri: uri.to_owned(),
+            });
+        };
+        let hint = self.read_cache;
+        let call = MrtrCall {
+            kind: "Resource",
+            target: uri,
+            binding: self.binding("resources/read", uri, &Value::Object(Map::new()), &incoming),
+            single_use: false,
+            upfront: None,
+            run: Box::new(move |ctx| {
+                Box::pin(async move {
+                    let mut result: ReadResourceResult = handler(ctx, read).await?;
+                    // Caching hints the handler left out come from the server's defaults.
+                    result.ttl_ms.get_or_insert(hint.ttl_ms);
+                    result.cache_scope.get_or_insert(hint.scope);
+                    Ok(result)
+                })
+            }),
+            on_error: Box::new(|error| {
+                Err(server_error(error, || ServerError::ResourceNotFound {
+                    uri: uri.to_owned(),
+                }))
+            }),
+        };
+        self.run_mrtr(call, retry, incoming).await
+    }
+
+    /// What a ticket for this request is bound to.
+    fn binding(
+        &self,
+        method: &str,
+        target: &str,
+        arguments: &Value,
+        incoming: &Incoming,
+    ) -> Binding {
+        Binding::new(
+            method,
+            target,
+            arguments,
+            incoming.facts.principal.as_deref(),
+            &self.audience,
+        )
+    }
+
+    /// Runs one round of `call`.
+    async fn run_mrtr<R: ResultShape>(
+        &self,
+        call: MrtrCall<'_, R>,
+        retry: Retry,
+        incoming: Incoming,
+    ) -> Result<Json, ServerError> {
+        let mut body = match retry.request_state {
+            None | Some(Value::Null) => {
+                // First round: forms the tool accepts up front may be answered already.
+                let mut first = TicketBody::default();
+                for (key, schema) in call.upfront.into_iter().flatten() {
+                    first
+                        .asked
+                        .insert(key.clone(), Asked::Form(FormCheck::of(schema)));
+                }
+                first
+            }
+            Some(token) => {
+                self.open_ticket(&token, &call.binding, call.single_use)
+                    .await?
+            }
+        };
+        // A key asked again is answered again: an earlier answer under it no
+        // longer counts (a decline now must not fall back to a yes from before).
+        body.accepted.retain(|key, _| !body.asked.contains_key(key));
+        body.other.retain(|key, _| !body.asked.contains_key(key));
+        let responses = match retry.input_responses {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(o)) => Some(o),
+            Some(_) => {
+                return Err(ServerError::invalid_params(
+                    "Invalid params: inputResponses must be an object keyed by input request",
+                ));
+            }
+        };
+        let answers = collect(&body.asked, responses);
+        let earlier = body
+            .accepted
+            .into_iter()
+            .map(|(k, c)| (k, Slot::Accepted(c)))
+            .chain(body.other.into_iter().map(|(k, kept)| (k, Slot::from(kept))))
+            .collect();
+        let Incoming { id, meta, facts } = incoming;
+        let ctx = Context {
+            inner: Arc::new(Inner {
+                id,
+                target: call.target.to_owned(),
+                meta,
+                facts,
+                app: Arc::clone(&self.app_state),
+                answers,
+                earlier,
+                carried: body.state,
+                next: Mutex::new(NextRound::default()),
+            }),
+        };
+        let legacy = ctx.inner.facts.era.is_legacy();
+        let outcome = match (call.run)(ctx.clone()).await {
+            Ok(result) => Ok(result),
+            Err(HandlerError(Kind::Interrupt(Interrupt::InputRequired))) => Err(()),
+            Err(other) => (call.on_error)(other).map(Ok)?,
+        };
+        match outcome {
+            Ok(result) if legacy => serde_json::to_value(result)
+                .map(Json::Value)
+                .map_err(serialisation_failed),
+            Ok(result) => self.finish(result),
+            Err(()) => self.ask(ctx, call.kind, call.target, &call.binding),
+        }
+    }
+
+    /// Ends the round with the questions the handler asked and a ticket for the retry.
+    fn ask(
+        &self,
+        ctx: Context,
+        kind: &str,
+        target: &str,
+        binding: &Binding,
+    ) -> Result<Json, ServerError> {
+        let NextRound { questions, carry } = ctx.take_next();
+        if let crate::Era::Legacy { version } = ctx.era() {
+            let (key, method) = questions
+                .iter()
+                .next()
+                .map_or(("(state)", "requestState"), |(k, q)| (k.as_str(), q.method()));
+            return Err(ServerError::LegacyInputRequired {
+                message: needs_modern_message(kind, target, key, method, version),
+            });
+        }
+        check_capabilities(&questions, ctx.client_capabilities())?;
+        let Some(codec) = &self.codec else {
+            return Err(ServerError::Internal {
+                message: "this server has no requestState key configured, so it cannot ask for input \
+                          (McpServerBuilder::request_state)"
+                    .into(),
+            });
+        };
+        // The handler is done with its context: take the answers back without copying them.
+        let (answers, earlier, state) = match Arc::try_unwrap(ctx.inner) {
+            Ok(inner) => (inner.answers, inner.earlier, inner.carried),
+            Err(shared) => (
+                shared.answers.clone(),
+                shared.earlier.clone(),
+                shared.carried.clone(),
+            ),
+        };
+        let (accepted, other) = carried(earlier.into_iter().chain(answers));
+        let next = TicketBody {
+            // State persists across rounds until the handler carries a new one.
+            state: carry.or(state),
+            asked: questions.iter().map(|(k, q)| (k.clone(), q.asked())).collect(),
+            accepted,
+            other,
+        };
+        let token = codec
+            .seal(&next, binding)
+            .map_err(|e| ServerError::Internal {
+                message: format!("cannot seal requestState: {e}"),
+            })?;
+        let input_requests = (!questions.is_empty()).then(|| {
+            questions
+                .into_iter()
+                .map(|(k, q)| (k, q.into_wire()))
+                .collect()
+        });
+        self.finish(InputRequiredResult {
+            input_requests,
+            request_state: Some(token),
+            meta: None,
+        })
+    }
+
+    /// Serialises a modern result once, with `serverInfo` in its `_meta`.
+    fn finish<R: ResultShape>(&self, mut result: R) -> Result<Json, ServerError> {
+        let meta = result.meta_slot().get_or_insert_with(ResultMeta::default);
+        if meta.server_info.is_none() {
+            meta.server_info = Some(self.info.clone());
+        }
+        serde_json::value::to_raw_value(&result)
+            .map(Json::Raw)
+            .map_err(serialisation_failed)
+    }
+}
+
+/// A prompt's or resource's handler error as a JSON-RPC error; `not_found` names what is missing.
+fn server_error(error: HandlerError, not_found: impl FnOnce() -> ServerError) -> ServerError {
+    match error.0 {
+        Kind::NotFound => not_found(),
+        Kind::InvalidParams(message) => ServerError::InvalidParams { message },
+        Kind::Interrupt(i) if i.is_refusal() => ServerError::InvalidParams {
+            message: i.default_refusal_text(),
+        },
+        Kind::Interrupt(i) => ServerError::Internal {
+            message: i.to_string(),
+        },
+        Kind::Failed(e) => ServerError::Internal {
+            message: e.to_string(),
+        },
+    }
+}

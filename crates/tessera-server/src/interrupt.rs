@@ -1,0 +1,90 @@
+//! Why a handler stopped before its result: input to ask for, or an answer it did not get.
+
+use std::fmt;
+
+/// The end of a round before the handler's result, returned by
+/// [`Context::ask`](crate::Context::ask) and its siblings and passed on with `?`.
+///
+/// [`InputRequired`](Interrupt::InputRequired) sends every question the
+/// handler asked this round to the client (`input_required`); the handler runs
+/// again from the top on the retry, where the same `ask` yields the answer.
+/// The other kinds mean the user did not give an answer; a tool turns them
+/// into its [refusal result](crate::ToolDef::on_refusal) unless the handler
+/// catches them first:
+///
+/// ```
+/// # use tessera_server::{Context, Form, Interrupt};
+/// # #[derive(serde::Deserialize, schemars::JsonSchema)] struct Confirm { ok: bool }
+/// # impl Form for Confirm { const KEY: &'static str = "confirm"; }
+/// fn confirmed(ctx: &Context) -> Result<bool, Interrupt> {
+///     match ctx.ask::<Confirm>("Go ahead?") {
+///         Ok(Confirm { ok }) => Ok(ok),
+///         Err(i) if i.is_refusal() => Ok(false),
+///         Err(i) => Err(i),
+///     }
+/// }
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Interrupt {
+    /// Questions are pending: end this round with `input_required`.
+    InputRequired,
+    /// The user explicitly declined the request under `key`.
+    Declined {
+        /// The input request's key.
+        key: String,
+    },
+    /// The user dismissed the request under `key`.
+    Cancelled {
+        /// The input request's key.
+        key: String,
+    },
+    /// The answer under `key` does not fit what was asked.
+    Invalid {
+        /// The input request's key.
+        key: String,
+        /// What does not fit.
+        reason: String,
+    },
+    /// The form asked under `key` cannot be shown (a type the restricted schema cannot express).
+    UnusableForm {
+        /// The input request's key.
+        key: String,
+        /// What the form cannot show.
+        problem: String,
+    },
+}
+
+impl Interrupt {
+    /// Whether the user gave no usable answer (declined, cancelled or invalid).
+    pub fn is_refusal(&self) -> bool {
+        matches!(
+            self,
+            Self::Declined { .. } | Self::Cancelled { .. } | Self::Invalid { .. }
+        )
+    }
+
+    /// The result a tool gives for a refusal when it declares none of its own.
+    pub(crate) fn default_refusal_text(&self) -> String {
+        match self {
+            Self::Declined { key } => format!("The user declined to answer {key}."),
+            Self::Cancelled { key } => format!("The user cancelled the request for {key}."),
+            Self::Invalid { key, reason } => format!("The answer to {key} was not valid: {reason}"),
+            Self::InputRequired | Self::UnusableForm { .. } => self.to_string(),
+        }
+    }
+}
+
+impl fmt::Display for Interrupt {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::InputRequired => f.write_str("input required"),
+            Self::Declined { key } => write!(f, "the user declined {key}"),
+            Self::Cancelled { key } => write!(f, "the user cancelled {key}"),
+            Self::Invalid { key, reason } => write!(f, "invalid answer to {key}: {reason}"),
+            Self::UnusableForm { key, problem } => {
+                write!(f, "the form {key} cannot be shown: {problem}")
+            }
+        }
+    }
+}

@@ -1,0 +1,71 @@
+//! One question a handler asks in a round, as it goes on the wire.
+
+use tessera_protocol::{
+    CreateMessageRequestParams, ELICITATION_CREATE, ElicitFormParams, ElicitRequestParams,
+    ElicitUrlParams, FormMode, InputRequest, ROOTS_LIST, SAMPLING_CREATE_MESSAGE,
+};
+
+use crate::form::{AskedForm, FormCheck};
+
+/// An input request a handler asked for this round.
+#[derive(Debug, Clone)]
+pub(crate) enum Question {
+    Form(AskedForm),
+    Url { message: String, url: String },
+    Sample(Box<CreateMessageRequestParams>),
+    Roots,
+}
+
+/// The kind of a question as the ticket remembers it; for forms, what an answer must fit.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub(crate) enum Asked {
+    #[serde(rename = "f")]
+    Form(FormCheck),
+    #[serde(rename = "u")]
+    Url,
+    #[serde(rename = "s")]
+    Sample,
+    #[serde(rename = "r")]
+    Roots,
+}
+
+impl Question {
+    /// The wire request, built from the handler's parts without copying them.
+    pub(crate) fn into_wire(self) -> InputRequest {
+        match self {
+            Self::Form(form) => InputRequest::Elicit(ElicitRequestParams::Form(ElicitFormParams {
+                mode: Some(FormMode),
+                message: form.message,
+                requested_schema: std::sync::Arc::unwrap_or_clone(form.schema),
+            })),
+            Self::Url { message, url } => {
+                InputRequest::Elicit(ElicitRequestParams::Url(ElicitUrlParams {
+                    message,
+                    url,
+                    elicitation_id: None,
+                }))
+            }
+            Self::Sample(params) => InputRequest::Sample(*params),
+            Self::Roots => InputRequest::ListRoots(None),
+        }
+    }
+
+    /// What the ticket remembers of this question.
+    pub(crate) fn asked(&self) -> Asked {
+        match self {
+            Self::Form(f) => Asked::Form(FormCheck::of(&f.schema)),
+            Self::Url { .. } => Asked::Url,
+            Self::Sample(_) => Asked::Sample,
+            Self::Roots => Asked::Roots,
+        }
+    }
+
+    /// The method the wire request names.
+    pub(crate) fn method(&self) -> &'static str {
+        match self {
+            Self::Form(_) | Self::Url { .. } => ELICITATION_CREATE,
+            Self::Sample(_) => SAMPLING_CREATE_MESSAGE,
+            Self::Roots => ROOTS_LIST,
+        }
+    }
+}

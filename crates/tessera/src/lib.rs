@@ -1,0 +1,55 @@
+#![cfg_attr(feature = "macros", doc = include_str!("../README.md"))]
+#![cfg_attr(
+    not(feature = "macros"),
+    doc = "Stateless MCP 2026-07-28 servers whose tools ask the user through multi round-trip requests. Enable the `macros` feature for the guide's examples."
+)]
+
+#[cfg(feature = "server")]
+pub use tessera_server::{
+    BuildError, CacheHint, CompletionHandler, Context, Era, Form, FormValue, HandlerError,
+    Interrupt, IntoPromptResult, IntoResourceResult, IntoToolResult, Json, McpServer,
+    McpServerBuilder, NotFound, PromptArguments, PromptDef, RequestFacts, ResourceDef,
+    ResourceTemplateDef, Result, State, TemplateVariables, ToolDef,
+};
+
+#[cfg(feature = "macros")]
+pub use tessera_macros::{form, prompt, resource, tool};
+
+/// The 2026-07-28 wire types: results, content, capabilities, schemas, error codes.
+pub use tessera_protocol as protocol;
+
+/// The `requestState` codec: keys, key rings, sealing modes, ticket ledgers.
+#[cfg(feature = "server")]
+pub use tessera_state as state;
+
+/// The Streamable HTTP endpoint: [`McpEndpoint`](http::McpEndpoint), its
+/// options, and [`serve`](http::serve).
+#[cfg(feature = "http")]
+pub use tessera_http as http;
+
+/// The client: [`McpClient`](client::McpClient) and the [`Elicitor`](client::Elicitor) it asks.
+#[cfg(feature = "client")]
+pub use tessera_client as client;
+
+/// serde, for `#[serde(crate = "tessera::serde")]` on your own types.
+pub use serde;
+/// serde_json, for building JSON values.
+pub use serde_json;
+/// schemars, for `#[schemars(crate = "tessera::schemars")]` on your own types.
+pub use schemars;
+
+/// What a server module usually imports: `use tessera::prelude::*;`.
+pub mod prelude {
+    #[cfg(feature = "server")]
+    pub use crate::{
+        Context, Form, HandlerError, Interrupt, Json, McpServer, NotFound, Result, State,
+    };
+    pub use crate::protocol::{CallToolResult, GetPromptResult, ReadResourceResult};
+}
+
+/// Paths the macros expand to; not a public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use schemars;
+    pub use serde;
+}
