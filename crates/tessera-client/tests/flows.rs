@@ -9,9 +9,7 @@ use serde_json::{Value, json};
 use tessera_client::{ClientError, McpClient, ScriptedAnswer, ScriptedElicitor};
 use tessera_http::{EndpointOptions, McpEndpoint};
 use tessera_protocol::CallToolResult;
-use tessera_server::{
-    ElicitForm, FormField, InputRequired, McpServer, RequestContext, ToolDef, ToolReply,
-};
+use tessera_server::{Context, Form, HandlerError, McpServer, ToolDef};
 use tessera_state::{KeyRing, RequestStateCodec, StateKey};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
@@ -128,14 +126,11 @@ async fn no_elicitor_means_no_capability_and_no_invented_answer() {
 async fn the_round_bound_is_enforced() {
     let server = McpServer::builder("nagging", "1")
         .request_state(codec())
-        .tool(
-            ToolDef::new("nag").handler(|_c: RequestContext, _a: Empty| async {
-                ToolReply::from(InputRequired::new().elicit(
-                    "again",
-                    ElicitForm::new("Again?").field("x", FormField::string()),
-                ))
-            }),
-        )
+        .tool(ToolDef::new("nag", |ctx: Context, _a: Empty| async move {
+            // The scripted answer never fits the form, so it is asked again each round.
+            ctx.ask::<Again>("Again?")?;
+            Ok::<_, HandlerError>("never")
+        }))
         .build()
         .unwrap();
     let url = serve(server).await;
@@ -152,6 +147,15 @@ async fn the_round_bound_is_enforced() {
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 struct Empty {}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Again {
+    #[allow(dead_code)]
+    x: u32,
+}
+impl Form for Again {
+    const KEY: &'static str = "again";
+}
 
 /// A server that records each request body and headers and answers from a script.
 async fn recording(script: Vec<(u16, Value)>) -> (String, Arc<Mutex<Vec<(String, Value)>>>) {

@@ -8,10 +8,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tessera_http::{BearerTokens, EndpointOptions, Legacy, McpEndpoint};
-use tessera_protocol::CallToolResult;
-use tessera_server::{
-    ElicitForm, FormField, InputRequired, McpServer, RequestContext, ToolDef, ToolReply,
-};
+use tessera_server::{Context, Form, HandlerError, McpServer, ToolDef};
 use tessera_state::{KeyRing, RequestStateCodec, StateKey};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -33,45 +30,39 @@ impl Drop for SetOnDrop {
     }
 }
 
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Amount {
+    amount: f64,
+}
+impl Form for Amount {
+    const KEY: &'static str = "amount";
+}
+
 fn server() -> McpServer {
     let key = StateKey::from_secret_str("0123456789abcdef0123456789abcdef!").unwrap();
     McpServer::builder("test-server", "1.0.0")
         .request_state(RequestStateCodec::new(KeyRing::new("k1", key).unwrap()))
-        .tool(ToolDef::new("increase-counter").handler(
-            |ctx: RequestContext, args: Counter| async move {
-                #[derive(serde::Deserialize)]
-                struct Amount {
-                    amount: f64,
-                }
-                match ctx.accepted::<Amount>("amount") {
-                    Some(a) => ToolReply::from(CallToolResult::text(format!(
-                        "next {}",
-                        args.current + a.amount
-                    ))),
-                    None => InputRequired::new()
-                        .elicit(
-                            "amount",
-                            ElicitForm::new("How much?").required("amount", FormField::number()),
-                        )
-                        .into(),
-                }
+        .tool(ToolDef::new(
+            "increase-counter",
+            |ctx: Context, args: Counter| async move {
+                let Amount { amount } = ctx.ask("How much?")?;
+                Ok::<_, HandlerError>(format!("next {}", args.current + amount))
             },
         ))
-        .tool(
-            ToolDef::new("progress").handler(|ctx: RequestContext, _a: Empty| async move {
+        .tool(ToolDef::new(
+            "progress",
+            |ctx: Context, _a: Empty| async move {
                 ctx.progress(1.0, Some(2.0), Some("half"));
                 ctx.progress(2.0, Some(2.0), None);
-                ToolReply::from(CallToolResult::text("done"))
-            }),
-        )
-        .tool(
-            ToolDef::new("slow").handler(|ctx: RequestContext, _a: Empty| async move {
-                let _guard = SetOnDrop;
-                ctx.progress(0.0, None, Some("started"));
-                tokio::time::sleep(Duration::from_secs(30)).await;
-                ToolReply::from(CallToolResult::text("too late"))
-            }),
-        )
+                "done"
+            },
+        ))
+        .tool(ToolDef::new("slow", |ctx: Context, _a: Empty| async move {
+            let _guard = SetOnDrop;
+            ctx.progress(0.0, None, Some("started"));
+            tokio::time::sleep(Duration::from_secs(30)).await;
+            "too late"
+        }))
         .build()
         .unwrap()
 }

@@ -118,9 +118,7 @@ pub(crate) fn expand(kind: Kind, args: TokenStream, item: TokenStream) -> syn::R
     let (target, build) = match kind {
         Kind::Tool => {
             args.only(&["name", "title", "on_refusal", "single_use"])?;
-            let name = args
-                .string("name")?
-                .unwrap_or_else(|| fn_name.to_string());
+            let name = args.string("name")?.unwrap_or_else(|| fn_name.to_string());
             let title = args.string("title")?.map(|t| quote!(.title(#t)));
             let refusal = args.expr("on_refusal").map(|e| quote!(.on_refusal(#e)));
             let single_use = args.flag("single_use").then(|| quote!(.single_use()));
@@ -134,9 +132,7 @@ pub(crate) fn expand(kind: Kind, args: TokenStream, item: TokenStream) -> syn::R
         }
         Kind::Prompt => {
             args.only(&["name", "title"])?;
-            let name = args
-                .string("name")?
-                .unwrap_or_else(|| fn_name.to_string());
+            let name = args.string("name")?.unwrap_or_else(|| fn_name.to_string());
             let title = args.string("title")?.map(|t| quote!(.title(#t)));
             (
                 quote!(::tessera::PromptDef),
@@ -154,9 +150,7 @@ pub(crate) fn expand(kind: Kind, args: TokenStream, item: TokenStream) -> syn::R
                     "a resource needs `uri = \"...\"` (with `{variables}` for a template)",
                 ));
             };
-            let name = args
-                .string("name")?
-                .unwrap_or_else(|| fn_name.to_string());
+            let name = args.string("name")?.unwrap_or_else(|| fn_name.to_string());
             let title = args.string("title")?.map(|t| quote!(.title(#t)));
             let mime = args.string("mime_type")?.map(|m| quote!(.mime_type(#m)));
             if uri.contains('{') {

@@ -111,7 +111,7 @@ impl McpServerBuilder {
     ///     .tool(
     ///         ToolDef::new("quote", |ctx: Context, text: String| async move {
     ///             let State(Prefix(p)) = State::<Prefix>::from_context(&ctx)?;
-    ///             tessera_server::Result::Ok(format!("{p}{text}"))
+    ///             Ok::<_, tessera_server::HandlerError>(format!("{p}{text}"))
     ///         })
     ///         .needs_state::<Prefix>(),
     ///     )
@@ -215,7 +215,12 @@ impl McpServerBuilder {
             }
         }
         for t in &self.templates {
-            check_needs(&self.app_state, "resource template", &t.template.uri_template, &t.needs)?;
+            check_needs(
+                &self.app_state,
+                "resource template",
+                &t.template.uri_template,
+                &t.needs,
+            )?;
         }
         let single_use = tools.values().any(|t| t.single_use);
         if single_use && self.codec.is_none() {
@@ -267,10 +272,10 @@ fn check_needs(
     needs: &[NeededState],
 ) -> Result<(), BuildError> {
     match needs.iter().find(|n| !state.contains(n.id)) {
-            None => Ok(()),
-            Some(n) => Err(BuildError(format!(
-                "{kind} {name:?} needs application state of type {}: add it with McpServerBuilder::with_state",
-                n.name
-            ))),
-        }
+        None => Ok(()),
+        Some(n) => Err(BuildError(format!(
+            "{kind} {name:?} needs application state of type {}: add it with McpServerBuilder::with_state",
+            n.name
+        ))),
+    }
 }

@@ -82,26 +82,23 @@ impl Context {
     /// Asks the user to fill in the form `T` with `message` above it; yields the
     /// answer once the client gave it. See [`Interrupt`] for the other outcomes.
     pub fn ask<T: Form>(&self, message: impl Into<String>) -> Result<T, Interrupt> {
-        let key = T::KEY;
-        match self.answer(key) {
-            Some(Slot::Accepted(content)) => T::deserialize(content).map_err(|e| {
-                // The content was checked against the form derived from T, so this is rare:
-                // a serde attribute the schema does not show.
-                Interrupt::Invalid {
-                    key: key.to_owned(),
-                    reason: e.to_string(),
-                }
-            }),
-            Some(other) => Err(refusal(key, other, "a form")),
-            None => {
+        self.resolve(
+            T::KEY,
+            |slot| match slot {
+                // The content was checked against the form derived from T; a
+                // serde attribute the schema does not show can still refuse it.
+                Slot::Accepted(content) => T::deserialize(content).map_err(|e| e.to_string()),
+                _ => Err("the answer is not a form's content".into()),
+            },
+            || {
                 let schema = schema_of::<T>().map_err(|e| Interrupt::UnusableForm {
-                    key: key.to_owned(),
+                    key: T::KEY.to_owned(),
                     problem: e.to_string(),
                 })?;
                 let message = message.into();
-                Err(self.pending(key, Question::Form(AskedForm { message, schema })))
-            }
-        }
+                Ok(Question::Form(AskedForm { message, schema }))
+            },
+        )
     }
 
     /// Asks the user to open `url` (URL-mode elicitation, e.g. to sign in elsewhere);
@@ -112,17 +109,19 @@ impl Context {
         message: impl Into<String>,
         url: impl Into<String>,
     ) -> Result<(), Interrupt> {
-        match self.answer(key) {
-            Some(Slot::Accepted(_)) => Ok(()),
-            Some(other) => Err(refusal(key, other, "a URL consent")),
-            None => Err(self.pending(
-                key,
-                Question::Url {
+        self.resolve(
+            key,
+            |slot| match slot {
+                Slot::Accepted(_) => Ok(()),
+                _ => Err("the answer is not a URL consent".into()),
+            },
+            || {
+                Ok(Question::Url {
                     message: message.into(),
                     url: url.into(),
-                },
-            )),
-        }
+                })
+            },
+        )
     }
 
     /// Asks the client's model for a completion under `key`; yields the model's answer.
@@ -131,20 +130,26 @@ impl Context {
         key: &str,
         params: CreateMessageRequestParams,
     ) -> Result<CreateMessageResult, Interrupt> {
-        match self.answer(key) {
-            Some(Slot::Sampled(result)) => Ok((**result).clone()),
-            Some(other) => Err(refusal(key, other, "a sampling result")),
-            None => Err(self.pending(key, Question::Sample(Box::new(params)))),
-        }
+        self.resolve(
+            key,
+            |slot| match slot {
+                Slot::Sampled(result) => Ok((**result).clone()),
+                _ => Err("the answer is not a sampling result".into()),
+            },
+            || Ok(Question::Sample(Box::new(params))),
+        )
     }
 
     /// Asks for the client's roots under `key`; yields them.
     pub fn list_roots(&self, key: &str) -> Result<ListRootsResult, Interrupt> {
-        match self.answer(key) {
-            Some(Slot::Roots(roots)) => Ok(roots.clone()),
-            Some(other) => Err(refusal(key, other, "a roots list")),
-            None => Err(self.pending(key, Question::Roots)),
-        }
+        self.resolve(
+            key,
+            |slot| match slot {
+                Slot::Roots(roots) => Ok(roots.clone()),
+                _ => Err("the answer is not a roots list".into()),
+            },
+            || Ok(Question::Roots),
+        )
     }
 
     /// Ends the round with only the carried state and no question: the client
@@ -158,7 +163,9 @@ impl Context {
     pub fn carried<S: DeserializeOwned>(&self) -> Option<S> {
         let value = self.inner.carried.as_ref()?;
         S::deserialize(value)
-            .inspect_err(|e| tracing::debug!(error = %e, "carried state does not fit the handler's type"))
+            .inspect_err(
+                |e| tracing::debug!(error = %e, "carried state does not fit the handler's type"),
+            )
             .ok()
     }
 
@@ -212,8 +219,10 @@ impl Context {
 
     /// Reports progress, if the request asked for it (`_meta.progressToken`).
     pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
-        let (Some(token), Some(sink)) = (&self.inner.meta.progress_token, &self.inner.facts.notifications)
-        else {
+        let (Some(token), Some(sink)) = (
+            &self.inner.meta.progress_token,
+            &self.inner.facts.notifications,
+        ) else {
             return;
         };
         let params = ProgressNotificationParams::new(
@@ -222,12 +231,16 @@ impl Context {
             total,
             message.map(str::to_owned),
         );
-        sink.send(json!(JsonRpcNotification::new(PROGRESS_NOTIFICATION, params)));
+        sink.send(json!(JsonRpcNotification::new(
+            PROGRESS_NOTIFICATION,
+            params
+        )));
     }
 
     /// Sends a log message, if the request opted in (`_meta` logLevel) at or below `level`.
     pub fn log(&self, level: LoggingLevel, logger: Option<&str>, data: Value) {
-        let (Some(wanted), Some(sink)) = (self.inner.meta.log_level, &self.inner.facts.notifications)
+        let (Some(wanted), Some(sink)) =
+            (self.inner.meta.log_level, &self.inner.facts.notifications)
         else {
             return;
         };
@@ -240,7 +253,10 @@ impl Context {
             data,
             meta: None,
         };
-        sink.send(json!(JsonRpcNotification::new(LOG_MESSAGE_NOTIFICATION, params)));
+        sink.send(json!(JsonRpcNotification::new(
+            LOG_MESSAGE_NOTIFICATION,
+            params
+        )));
     }
 
     /// The answer under `key`: this round's first, else an earlier round's.
@@ -251,37 +267,54 @@ impl Context {
             .or_else(|| self.inner.earlier.get(key))
     }
 
-    /// Records `question` for the next round and returns the interrupt that sends it.
-    fn pending(&self, key: &str, question: Question) -> Interrupt {
+    /// The answer under `key` as `accept` reads it; when there is none, or it
+    /// does not fit, the question is recorded (again) for the next round.
+    fn resolve<T>(
+        &self,
+        key: &str,
+        accept: impl FnOnce(&Slot) -> Result<T, String>,
+        question: impl FnOnce() -> Result<Question, Interrupt>,
+    ) -> Result<T, Interrupt> {
+        let invalid = match self.answer(key) {
+            None => None,
+            Some(Slot::Declined) => {
+                return Err(Interrupt::Declined {
+                    key: key.to_owned(),
+                });
+            }
+            Some(Slot::Cancelled) => {
+                return Err(Interrupt::Cancelled {
+                    key: key.to_owned(),
+                });
+            }
+            Some(Slot::Invalid(reason)) => Some(reason.clone()),
+            Some(slot) => match accept(slot) {
+                Ok(answer) => return Ok(answer),
+                Err(reason) => Some(reason),
+            },
+        };
+        let question = question()?;
         self.next().questions.insert(key.to_owned(), question);
-        Interrupt::InputRequired
+        Err(match invalid {
+            None => Interrupt::InputRequired,
+            Some(reason) => Interrupt::Invalid {
+                key: key.to_owned(),
+                reason,
+            },
+        })
     }
 
     fn next(&self) -> MutexGuard<'_, NextRound> {
         // Nothing panics while holding the lock; a poisoned one is still consistent.
-        self.inner.next.lock().unwrap_or_else(PoisonError::into_inner)
+        self.inner
+            .next
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Takes what the handler left for the next round.
     pub(crate) fn take_next(&self) -> NextRound {
         std::mem::take(&mut *self.next())
-    }
-}
-
-/// The interrupt for an answer under `key` that is not the `wanted` kind of acceptance.
-fn refusal(key: &str, slot: &Slot, wanted: &str) -> Interrupt {
-    let key = key.to_owned();
-    match slot {
-        Slot::Declined => Interrupt::Declined { key },
-        Slot::Cancelled => Interrupt::Cancelled { key },
-        Slot::Invalid(reason) => Interrupt::Invalid {
-            key,
-            reason: reason.clone(),
-        },
-        _ => Interrupt::Invalid {
-            key,
-            reason: format!("the answer is not {wanted}"),
-        },
     }
 }
 

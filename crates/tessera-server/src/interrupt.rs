@@ -8,9 +8,11 @@ use std::fmt;
 /// [`InputRequired`](Interrupt::InputRequired) sends every question the
 /// handler asked this round to the client (`input_required`); the handler runs
 /// again from the top on the retry, where the same `ask` yields the answer.
-/// The other kinds mean the user did not give an answer; a tool turns them
-/// into its [refusal result](crate::ToolDef::on_refusal) unless the handler
-/// catches them first:
+/// The other kinds mean the user did not give a usable answer. Unless the
+/// handler catches them, a tool ends with its [refusal
+/// result](crate::ToolDef::on_refusal) when it declares one; without one, an
+/// invalid answer is asked for again and a decline or cancel ends the call
+/// with a sentence saying so:
 ///
 /// ```
 /// # use tessera_server::{Context, Form, Interrupt};
@@ -39,7 +41,8 @@ pub enum Interrupt {
         /// The input request's key.
         key: String,
     },
-    /// The answer under `key` does not fit what was asked.
+    /// The answer under `key` does not fit what was asked (the question is asked again
+    /// if the interrupt ends the round).
     Invalid {
         /// The input request's key.
         key: String,

@@ -57,7 +57,10 @@ impl PromptDef {
         let handler = erase(
             handler,
             move |args: PromptArguments| {
-                let object = args.into_iter().map(|(k, v)| (k, Value::String(v))).collect();
+                let object = args
+                    .into_iter()
+                    .map(|(k, v)| (k, Value::String(v)))
+                    .collect();
                 parse_input::<A>(Value::Object(object)).map_err(|problem| {
                     HandlerError::invalid_params(format!(
                         "Invalid arguments for prompt {label}: {problem}"

@@ -78,7 +78,10 @@ where
     let handler = Arc::new(handler);
     Arc::new(move |ctx: Context, read: ResourceRead| {
         let ResourceRead { vars, mime_type } = read;
-        let object = vars.into_iter().map(|(k, v)| (k, Value::String(v))).collect();
+        let object = vars
+            .into_iter()
+            .map(|(k, v)| (k, Value::String(v)))
+            .collect();
         let parsed = parse_input::<A>(Value::Object(object));
         let handler = Arc::clone(&handler);
         Box::pin(async move {

@@ -2,8 +2,8 @@
 
 use serde::Serialize;
 use tessera_protocol::{
-    BlobResourceContents,     CallToolResult, GetPromptResult, JsonObject, PromptMessage, ReadResourceResult,
-    ResourceContents,
+    BlobResourceContents, CallToolResult, GetPromptResult, JsonObject, PromptMessage,
+    ReadResourceResult, ResourceContents,
 };
 
 use crate::HandlerError;
@@ -206,4 +206,3 @@ pub(crate) fn tool_failure(error: &HandlerError) -> CallToolResult {
         _ => CallToolResult::error(error.to_string()),
     }
 }
-

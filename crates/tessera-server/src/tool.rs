@@ -11,7 +11,7 @@ use tessera_protocol::{CallToolResult, ElicitationSchema, JsonObject, Tool, Tool
 use crate::app_state::NeededState;
 use crate::form::{Form, schema_of};
 use crate::handler::{ErasedHandler, erase, parse_input};
-use crate::{Context, HandlerError, IntoToolResult, Interrupt};
+use crate::{Context, HandlerError, Interrupt, IntoToolResult};
 
 /// A tool: its definition as listed, and the handler that serves calls.
 ///

@@ -5,55 +5,52 @@
 
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tessera_protocol::{CallToolResult, JsonRpcRequest, ReadResourceResult, ResourceContents};
+use tessera_protocol::JsonRpcRequest;
 use tessera_server::{
-    Answer, ElicitForm, FormField, InputRequired, McpServer, RequestContext, RequestFacts,
-    ResourceDef, ResourceTemplateDef, ToolDef, ToolReply,
+    Context, Form, Interrupt, McpServer, RequestFacts, ResourceDef, ResourceTemplateDef, Result,
+    TemplateVariables, ToolDef,
 };
 use tessera_state::{KeyRing, RequestStateCodec, StateKey};
 
 #[derive(Deserialize, schemars::JsonSchema)]
 struct Empty {}
 
-#[derive(Deserialize)]
-struct Name {
+#[derive(Deserialize, schemars::JsonSchema)]
+struct UserName {
     name: String,
 }
-
-fn name_form() -> ElicitForm {
-    ElicitForm::new("What is your name?").required("name", FormField::string())
+impl Form for UserName {
+    const KEY: &'static str = "user_name";
 }
 
-async fn greet(ctx: RequestContext, _args: Empty) -> ToolReply {
-    match (ctx.accepted::<Name>("user_name"), ctx.answer("user_name")) {
-        (Some(Name { name }), _) => CallToolResult::text(format!("Hello, {name}!")).into(),
-        (None, Answer::Declined | Answer::Cancelled) => CallToolResult::text("No name.").into(),
-        (None, _) => InputRequired::new().elicit("user_name", name_form()).into(),
+async fn greet(ctx: Context, _args: Empty) -> Result<String> {
+    match ctx.ask::<UserName>("What is your name?") {
+        Ok(UserName { name }) => Ok(format!("Hello, {name}!")),
+        Err(Interrupt::Declined { .. } | Interrupt::Cancelled { .. }) => Ok("No name.".into()),
+        Err(other) => Err(other.into()),
     }
 }
 
 fn server() -> McpServer {
     let key = StateKey::generate().unwrap();
     let codec = RequestStateCodec::new(KeyRing::new("k1", key).unwrap());
-    let text = |_ctx: RequestContext, uri: String| async move {
-        ReadResourceResult {
-            contents: vec![ResourceContents::text(uri, Some("text/plain"), "x")],
-            ..Default::default()
-        }
-        .into()
-    };
     McpServer::builder("conformance", "1")
         .request_state(codec)
-        .tool(
-            ToolDef::new("greet_up_front")
-                .expects_input("user_name", name_form())
-                .handler(greet),
+        .tool(ToolDef::new("greet_up_front", greet).accepts_upfront::<UserName>())
+        .tool(ToolDef::new("greet_asked_only", greet))
+        .resource(
+            ResourceDef::new("test://static", "static", |_ctx: Context| async {
+                "x".to_owned()
+            })
+            .mime_type("text/plain"),
         )
-        .tool(ToolDef::new("greet_asked_only").handler(greet))
-        .resource(ResourceDef::new("test://static", "static").handler(text))
         .resource_template(
-            ResourceTemplateDef::new("test://t/{id}", "t")
-                .handler(move |ctx: RequestContext, uri: String, _vars| text(ctx, uri)),
+            ResourceTemplateDef::new(
+                "test://t/{id}",
+                "t",
+                |_ctx: Context, _vars: TemplateVariables| async { "x".to_owned() },
+            )
+            .mime_type("text/plain"),
         )
         .build()
         .unwrap()

@@ -7,13 +7,10 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use tessera_protocol::{
-    CallToolResult, CreateMessageRequestParams, JsonRpcRequest, ReadResourceResult,
-    ResourceContents,
-};
+use tessera_protocol::{CreateMessageRequestParams, JsonRpcRequest};
 use tessera_server::{
-    Answer, ElicitForm, FormField, InputRequired, McpServer, PromptDef, RequestContext,
-    RequestFacts, ResourceDef, ToolDef, ToolReply,
+    Context, Form, FormValue, HandlerError, McpServer, PromptDef, RequestFacts, ResourceDef,
+    Result, ToolDef,
 };
 use tessera_state::{KeyRing, RequestStateCodec, StateKey};
 
@@ -25,146 +22,125 @@ struct CounterArgs {
     current: f64,
 }
 
-#[derive(Deserialize)]
-struct AmountForm {
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Amount {
+    /// The amount to add to the current value
+    #[schemars(title = "Amount")]
     amount: f64,
 }
+impl Form for Amount {
+    const KEY: &'static str = "amount";
+}
 
-#[derive(Deserialize)]
-struct ConfirmForm {
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Confirmation {
+    #[schemars(title = "Confirm increase")]
     confirm: bool,
+}
+impl Form for Confirmation {
+    const KEY: &'static str = "confirmation";
 }
 
 const CANCELLED: &str = "Counter increase cancelled.";
 
-async fn increase_counter(ctx: RequestContext<()>, args: CounterArgs) -> ToolReply {
-    if matches!(
-        ctx.answer("amount"),
-        Answer::Declined | Answer::Cancelled | Answer::Invalid(_)
-    ) {
-        return CallToolResult::text(CANCELLED).into();
-    }
-    let Some(AmountForm { amount }) = ctx.accepted("amount") else {
-        return InputRequired::new()
-            .elicit(
-                "amount",
-                ElicitForm::new("By how much should the counter increase?").required(
-                    "amount",
-                    FormField::number()
-                        .title("Amount")
-                        .description("The amount to add to the current value"),
-                ),
-            )
-            .into();
-    };
-    match ctx.answer("confirmation") {
-        Answer::Missing => InputRequired::new()
-            .elicit(
-                "confirmation",
-                ElicitForm::new(format!("Increase {} by {}?", args.current, amount))
-                    .required("confirm", FormField::boolean().title("Confirm increase")),
-            )
-            .into(),
-        Answer::Accepted(_)
-            if ctx
-                .accepted::<ConfirmForm>("confirmation")
-                .is_some_and(|c| c.confirm) =>
-        {
-            CallToolResult::text(format!(
-                "Counter increased by {}; next value is {}",
-                amount,
-                args.current + amount
-            ))
-            .into()
-        }
-        _ => CallToolResult::text(CANCELLED).into(),
-    }
+async fn increase_counter(ctx: Context, args: CounterArgs) -> Result<String> {
+    let current = args.current;
+    let Amount { amount } = ctx.ask("By how much should the counter increase?")?;
+    let Confirmation { confirm } = ctx.ask(format!("Increase {current} by {amount}?"))?;
+    Ok(if confirm {
+        format!(
+            "Counter increased by {amount}; next value is {}",
+            current + amount
+        )
+    } else {
+        CANCELLED.into()
+    })
 }
 
-/// A three-round tool that reads round one's and round two's answers in round three.
-async fn survey(ctx: RequestContext<u32>, _args: Empty) -> ToolReply<u32> {
-    #[derive(Deserialize)]
-    struct Name {
-        name: String,
-    }
-    #[derive(Deserialize)]
-    struct Color {
-        color: String,
-    }
-    let round = ctx.state().copied().unwrap_or(0);
-    match (ctx.accepted::<Name>("name"), ctx.accepted::<Color>("color")) {
-        (None, _) => InputRequired::new()
-            .elicit(
-                "name",
-                ElicitForm::new("Name?").required("name", FormField::string()),
-            )
-            .state(round + 1)
-            .into(),
-        (Some(_), None) => InputRequired::new()
-            .elicit(
-                "color",
-                ElicitForm::new("Color?").required("color", FormField::select(["red", "blue"])),
-            )
-            .state(round + 1)
-            .into(),
-        (Some(n), Some(c)) => CallToolResult::text(format!(
-            "{} likes {} (round {})",
-            n.name,
-            c.color,
-            round + 1
-        ))
-        .into(),
-    }
+fn counter_tool(name: &str) -> ToolDef {
+    ToolDef::new(name, increase_counter)
+        .description("Calculate a counter increase using two stateless elicitation rounds")
+        .on_refusal(CANCELLED)
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Name {
+    name: String,
+}
+impl Form for Name {
+    const KEY: &'static str = "name";
+}
+
+/// A single-select choice: inlined, so the form shows it as an enum field.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[schemars(inline)]
+#[serde(rename_all = "lowercase")]
+enum Shade {
+    Red,
+    Blue,
+}
+impl FormValue for Shade {}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Color {
+    color: Shade,
+}
+impl Form for Color {
+    const KEY: &'static str = "color";
+}
+
+/// A three-round tool that reads round one's answer in round three, and counts rounds in carried state.
+async fn survey(ctx: Context, _args: Empty) -> Result<String> {
+    let round = ctx.carried::<u32>().unwrap_or(0) + 1;
+    ctx.carry(&round)?;
+    let Name { name } = ctx.ask("Name?")?;
+    let Color { color } = ctx.ask("Color?")?;
+    Ok(format!("{name} likes {color:?} (round {round})"))
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
 struct Empty {}
 
-/// Asks "confirm" twice (a second thought); both must be accepted.
-async fn confirm_twice(ctx: RequestContext<u8>, _args: Empty) -> ToolReply<u8> {
-    #[derive(Deserialize)]
-    struct Ok {
-        ok: bool,
-    }
-    let ask = |round: u8| {
-        InputRequired::new()
-            .elicit(
-                "confirm",
-                ElicitForm::new("Sure?").required("ok", FormField::boolean()),
-            )
-            .state(round)
-            .into()
-    };
-    match (ctx.state().copied(), ctx.accepted::<Ok>("confirm")) {
-        (None, _) => ask(1),
-        (Some(1), Some(Ok { ok: true })) => ask(2),
-        (Some(2), Some(Ok { ok: true })) => CallToolResult::text("confirmed twice").into(),
-        _ => CallToolResult::text(format!(
-            "not confirmed: {:?}",
-            ctx.accepted_content("confirm")
-        ))
-        .into(),
-    }
+/// A confirmation that refuses fields it does not know: extra answer fields must not reach it.
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Confirm {
+    ok: bool,
+}
+impl Form for Confirm {
+    const KEY: &'static str = "confirm";
+}
+
+async fn strict_confirm(ctx: Context, _args: Empty) -> Result<String> {
+    let Confirm { ok } = ctx.ask("Sure?")?;
+    Ok(format!("ok={ok}"))
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Optional {
+    #[allow(dead_code)]
+    x: Option<String>,
+}
+impl Form for Optional {
+    const KEY: &'static str = "k";
 }
 
 /// Asks for one input of the kind named in its argument.
-async fn ask_kind(_ctx: RequestContext<()>, args: KindArgs) -> ToolReply {
-    let ir = match args.kind.as_str() {
-        "form" => {
-            InputRequired::new().elicit("k", ElicitForm::new("?").field("x", FormField::string()))
-        }
-        "url" => InputRequired::new().elicit_url("k", "Sign in", "https://example.com/login"),
-        "sample" => InputRequired::new().sample(
+async fn ask_kind(ctx: Context, args: KindArgs) -> Result<&'static str> {
+    match args.kind.as_str() {
+        "form" => drop(ctx.ask::<Optional>("?")?),
+        "url" => ctx.ask_url("k", "Sign in", "https://example.com/login")?,
+        "sample" => drop(ctx.sample(
             "k",
             CreateMessageRequestParams {
                 messages: vec![],
                 max_tokens: 10,
                 ..Default::default()
             },
-        ),
-        _ => InputRequired::new().list_roots("k"),
-    };
-    ir.into()
+        )?),
+        _ => drop(ctx.list_roots("k")?),
+    }
+    Ok("answered")
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -177,15 +153,26 @@ struct Voucher {
     code: String,
 }
 
-async fn redeem(ctx: RequestContext<Voucher>, _args: Empty) -> ToolReply<Voucher> {
-    match ctx.state() {
-        None => InputRequired::new()
-            .state(Voucher {
+/// A state-only first round (no question), then the redemption.
+async fn redeem(ctx: Context, _args: Empty) -> Result<String> {
+    match ctx.carried::<Voucher>() {
+        None => {
+            ctx.carry(&Voucher {
                 code: "FREE-COFFEE".into(),
-            })
-            .into(),
-        Some(v) => CallToolResult::text(format!("redeemed {}", v.code)).into(),
+            })?;
+            Err(ctx.come_back().into())
+        }
+        Some(v) => Ok(format!("redeemed {}", v.code)),
     }
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct X {
+    #[allow(dead_code)]
+    x: Option<String>,
+}
+impl Form for X {
+    const KEY: &'static str = "x";
 }
 
 fn codec(ttl: Duration) -> RequestStateCodec {
@@ -196,32 +183,22 @@ fn codec(ttl: Duration) -> RequestStateCodec {
 fn server_with_ttl(ttl: Duration) -> McpServer {
     McpServer::builder("stateless-mrtr-elicitation-demo", "1.0.0")
         .request_state(codec(ttl))
-        .tool(
-            ToolDef::new("increase-counter")
-                .description("Calculate a counter increase using two stateless elicitation rounds")
-                .handler(increase_counter),
+        .tool(counter_tool("increase-counter"))
+        .tool(counter_tool("other-tool"))
+        .tool(ToolDef::new("survey", survey))
+        .tool(ToolDef::new("ask", ask_kind))
+        .tool(ToolDef::new("redeem", redeem).single_use())
+        .tool(ToolDef::new("strict-confirm", strict_confirm))
+        .prompt(PromptDef::new("p", |ctx: Context, _args: ()| async move {
+            ctx.ask::<X>("?")?;
+            Ok::<_, HandlerError>("rendered".to_owned())
+        }))
+        .resource(
+            ResourceDef::new("counter://value", "value", |_ctx: Context| async {
+                "10".to_owned()
+            })
+            .mime_type("text/plain"),
         )
-        .tool(ToolDef::new("other-tool").handler(increase_counter))
-        .tool(ToolDef::new("survey").handler(survey))
-        .tool(ToolDef::new("ask").handler(ask_kind))
-        .tool(ToolDef::new("redeem").single_use().handler(redeem))
-        .tool(ToolDef::new("confirm-twice").handler(confirm_twice))
-        .prompt(
-            PromptDef::new("p").handler(|_ctx: RequestContext<()>, _args| async {
-                InputRequired::new()
-                    .elicit("x", ElicitForm::new("?").field("x", FormField::string()))
-                    .into()
-            }),
-        )
-        .resource(ResourceDef::new("counter://value", "value").handler(
-            |_ctx: RequestContext<()>, uri| async move {
-                ReadResourceResult {
-                    contents: vec![ResourceContents::text(uri, Some("text/plain"), "10")],
-                    ..Default::default()
-                }
-                .into()
-            },
-        ))
         .build()
         .unwrap()
 }
@@ -570,7 +547,7 @@ async fn round_three_reads_rounds_one_and_two_without_reminting() {
             json!({"color": accept(json!({"color": "blue"}))}),
         ))
         .await;
-    assert_eq!(text(&r3), "Ada likes blue (round 3)");
+    assert_eq!(text(&r3), "Ada likes Blue (round 3)");
     // A choice outside the enum is not accepted: the color is asked again.
     let r = h
         .call(with(
@@ -621,45 +598,11 @@ async fn capability_gating_for_each_input_kind() {
 }
 
 #[tokio::test]
-async fn a_key_asked_again_does_not_fall_back_to_the_earlier_yes() {
-    let mut h = Harness::new(server());
-    let p = call_params("confirm-twice", json!({}), json!({"elicitation": {}}));
-    let r1 = h.call(p.clone()).await;
-    let r2 = h
-        .call(with(
-            p.clone(),
-            Some(&state(&r1)),
-            json!({"confirm": accept(json!({"ok": true, "extra": "dropped"}))}),
-        ))
-        .await;
-    assert!(r2["result"]["inputRequests"]["confirm"].is_object(), "{r2}");
-    let s2 = state(&r2);
-    // A decline, or no answer at all, to the second question is not the first one's yes.
-    let r = h
-        .call(with(
-            p.clone(),
-            Some(&s2),
-            json!({"confirm": {"action": "decline"}}),
-        ))
-        .await;
-    assert_eq!(text(&r), "not confirmed: None");
-    let r = h.call(with(p.clone(), Some(&s2), json!({}))).await;
-    assert_eq!(text(&r), "not confirmed: None");
-    let r = h
-        .call(with(
-            p,
-            Some(&s2),
-            json!({"confirm": accept(json!({"ok": true}))}),
-        ))
-        .await;
-    assert_eq!(text(&r), "confirmed twice");
-}
-
-#[tokio::test]
 async fn accepted_content_keeps_only_the_fields_the_form_asked_for() {
     let mut h = Harness::new(server());
-    let p = call_params("confirm-twice", json!({}), json!({"elicitation": {}}));
+    let p = call_params("strict-confirm", json!({}), json!({"elicitation": {}}));
     let r1 = h.call(p.clone()).await;
+    // The form refuses unknown fields: it completes only because "extra" never reaches it.
     let r2 = h
         .call(with(
             p.clone(),
@@ -667,7 +610,41 @@ async fn accepted_content_keeps_only_the_fields_the_form_asked_for() {
             json!({"confirm": accept(json!({"ok": false, "extra": "x"}))}),
         ))
         .await;
-    assert_eq!(text(&r2), "not confirmed: Some({\"ok\": Bool(false)})");
+    assert_eq!(text(&r2), "ok=false");
+}
+
+#[tokio::test]
+async fn an_invalid_answer_is_asked_again_unless_the_tool_ends_on_refusal() {
+    let mut h = Harness::new(server());
+    let p = call_params("strict-confirm", json!({}), json!({"elicitation": {}}));
+    let s1 = state(&h.call(p.clone()).await);
+    let r = h
+        .call(with(
+            p.clone(),
+            Some(&s1),
+            json!({"confirm": accept(json!({"ok": "yes"}))}),
+        ))
+        .await;
+    assert!(r["result"]["inputRequests"]["confirm"].is_object(), "{r}");
+    // The re-asked question's ticket takes a valid answer.
+    let r = h
+        .call(with(
+            p.clone(),
+            Some(&state(&r)),
+            json!({"confirm": accept(json!({"ok": true}))}),
+        ))
+        .await;
+    assert_eq!(text(&r), "ok=true");
+    // A decline without a refusal result of the tool's own names the question.
+    let r = h
+        .call(with(
+            p,
+            Some(&s1),
+            json!({"confirm": {"action": "decline"}}),
+        ))
+        .await;
+    assert_eq!(text(&r), "The user declined to answer confirm.");
+    assert!(r["result"].get("isError").is_none(), "{r}");
 }
 
 #[tokio::test]
@@ -758,7 +735,7 @@ async fn envelope_errors_and_lists() {
             "survey",
             "ask",
             "redeem",
-            "confirm-twice"
+            "strict-confirm"
         ]
     );
     assert_eq!(
@@ -787,11 +764,10 @@ async fn envelope_errors_and_lists() {
 async fn pagination_walks_every_tool_once() {
     let mut b = McpServer::builder("many", "1").page_size(2);
     for i in 0..5 {
-        b = b.tool(
-            ToolDef::new(format!("t{i}")).handler(|_c: RequestContext, _a: Empty| async {
-                ToolReply::from(CallToolResult::text("x"))
-            }),
-        );
+        b = b.tool(ToolDef::new(
+            format!("t{i}"),
+            |_c: Context, _a: Empty| async { "x" },
+        ));
     }
     let mut h = Harness::new(b.build().unwrap());
     let mut seen = Vec::new();
@@ -816,26 +792,51 @@ fn the_server_is_send_and_sync() {
     is::<Arc<McpServer>>();
 }
 
+#[derive(Deserialize, schemars::JsonSchema)]
+#[allow(dead_code)]
+struct Address {
+    street: String,
+}
+#[derive(Deserialize, schemars::JsonSchema)]
+#[allow(dead_code)]
+struct Profile {
+    name: String,
+    address: Address,
+}
+impl Form for Profile {
+    const KEY: &'static str = "profile";
+}
+
 #[test]
-fn a_tool_asking_for_a_nested_form_fails_to_build() {
-    #[derive(schemars::JsonSchema)]
-    #[allow(dead_code)]
-    struct Address {
-        street: String,
-    }
-    #[derive(schemars::JsonSchema)]
-    #[allow(dead_code)]
-    struct Profile {
-        name: String,
-        address: Address,
-    }
+fn a_tool_accepting_a_nested_form_fails_to_build() {
     let err = McpServer::builder("s", "1")
-        .tool(ToolDef::new("t").asks_for::<Profile>().handler(
-            |_c: RequestContext, _a: Empty| async { ToolReply::from(CallToolResult::text("x")) },
-        ))
+        .tool(
+            ToolDef::new("t", |_c: Context, _a: Empty| async { "x" }).accepts_upfront::<Profile>(),
+        )
         .build()
         .unwrap_err();
     assert!(err.to_string().contains("form field `address`"), "{err}");
+}
+
+#[tokio::test]
+async fn asking_a_nested_form_is_a_server_error_naming_the_field() {
+    let server = McpServer::builder("s", "1")
+        .request_state(codec(Duration::from_secs(600)))
+        .tool(ToolDef::new("t", |ctx: Context, _a: Empty| async move {
+            ctx.ask::<Profile>("Who are you?")?;
+            Ok::<_, HandlerError>("x")
+        }))
+        .build()
+        .unwrap();
+    let r = Harness::new(server)
+        .call(call_params("t", json!({}), json!({"elicitation": {}})))
+        .await;
+    assert_eq!(r["error"]["code"], -32603, "{r}");
+    let message = r["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("address") && message.contains("Profile"),
+        "{message}"
+    );
 }
 
 #[tokio::test]
@@ -844,7 +845,7 @@ async fn tickets_are_bound_to_the_audience() {
         McpServer::builder("stateless-mrtr-elicitation-demo", "1.0.0")
             .audience(audience)
             .request_state(codec(Duration::from_secs(600)))
-            .tool(ToolDef::new("increase-counter").handler(increase_counter))
+            .tool(counter_tool("increase-counter"))
             .build()
             .unwrap()
     };

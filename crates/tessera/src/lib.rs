@@ -31,20 +31,20 @@ pub use tessera_http as http;
 #[cfg(feature = "client")]
 pub use tessera_client as client;
 
+/// schemars, for `#[schemars(crate = "tessera::schemars")]` on your own types.
+pub use schemars;
 /// serde, for `#[serde(crate = "tessera::serde")]` on your own types.
 pub use serde;
 /// serde_json, for building JSON values.
 pub use serde_json;
-/// schemars, for `#[schemars(crate = "tessera::schemars")]` on your own types.
-pub use schemars;
 
 /// What a server module usually imports: `use tessera::prelude::*;`.
 pub mod prelude {
+    pub use crate::protocol::{CallToolResult, GetPromptResult, ReadResourceResult};
     #[cfg(feature = "server")]
     pub use crate::{
         Context, Form, HandlerError, Interrupt, Json, McpServer, NotFound, Result, State,
     };
-    pub use crate::protocol::{CallToolResult, GetPromptResult, ReadResourceResult};
 }
 
 /// Paths the macros expand to; not a public API.

@@ -6,8 +6,8 @@ use criterion::{Criterion, criterion_group, criterion_main};
 mod support;
 use serde_json::{Value, json};
 use support::{block, call_params, server};
-use tessera::protocol::JsonRpcRequest;
 use tessera::RequestFacts;
+use tessera::protocol::JsonRpcRequest;
 
 fn request(extra: Value) -> JsonRpcRequest<Value> {
     JsonRpcRequest {

@@ -32,7 +32,10 @@ pub async fn increase_counter(
     let Amount { amount } = ctx.ask("By how much should the counter increase?")?;
     let Confirmation { confirm } = ctx.ask(format!("Increase {current} by {amount}?"))?;
     Ok(if confirm {
-        format!("Counter increased by {amount}; next value is {}", current + amount)
+        format!(
+            "Counter increased by {amount}; next value is {}",
+            current + amount
+        )
     } else {
         CANCELLED.to_owned()
     })

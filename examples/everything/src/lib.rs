@@ -13,8 +13,8 @@ pub mod prompts;
 pub mod resources;
 pub mod tools;
 
-use tessera_server::{BuildError, McpServer};
-use tessera_state::RequestStateCodec;
+use tessera::state::RequestStateCodec;
+use tessera::{BuildError, McpServer};
 
 /// The name the server reports in `serverInfo`.
 pub const SERVER_NAME: &str = "tessera-everything";
@@ -42,7 +42,7 @@ pub fn everything_server(codec: RequestStateCodec) -> Result<McpServer, BuildErr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tessera_state::{KeyRing, StateKey};
+    use tessera::state::{KeyRing, StateKey};
 
     #[test]
     fn the_fixture_builds_with_every_tool_the_suite_calls() {

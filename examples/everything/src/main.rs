@@ -8,8 +8,8 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use tessera_http::{EndpointOptions, McpEndpoint};
-use tessera_state::{KeyRing, RequestStateCodec, StateKey};
+use tessera::http::{EndpointOptions, McpEndpoint};
+use tessera::state::{KeyRing, RequestStateCodec, StateKey};
 
 const USAGE: &str = "usage: everything-server [--addr HOST:PORT]
 
@@ -73,7 +73,7 @@ fn run() -> Result<(), String> {
         writeln!(stdout, "listening on http://{local}/mcp")
             .and_then(|()| stdout.flush())
             .map_err(|e| format!("cannot write to stdout: {e}"))?;
-        tessera_http::serve(listener, endpoint, tessera_http::shutdown_signal())
+        tessera::http::serve(listener, endpoint, tessera::http::shutdown_signal())
             .await
             .map_err(|e| e.to_string())
     })

@@ -1,100 +1,84 @@
 //! The prompts (plain, with arguments, an embedded resource, an image, and
 //! one that asks for input first) and argument completion.
 
-use serde::Deserialize;
-use tessera_protocol::{
-    CompleteRequestParams, Completion, CompletionReference, GetPromptResult, PromptMessage, Role,
+use tessera::protocol::{
+    CompleteRequestParams, Completion, CompletionReference, PromptMessage, Role,
 };
-use tessera_server::{
-    CompletionHandler, ElicitForm, FormField, InputRequired, PromptArguments, PromptDef,
-    PromptReply, RequestContext,
-};
+use tessera::{CompletionHandler, Context, PromptDef};
 
 use crate::tools::{embedded, image};
 
 /// Every prompt, in listing order.
 pub fn all() -> Vec<PromptDef> {
     vec![
-        PromptDef::new("test_simple_prompt")
-            .description("A simple prompt without arguments")
-            .handler(|_ctx: RequestContext, _args| async {
-                PromptReply::from(messages(vec![PromptMessage::user_text(
-                    "This is a simple prompt for testing.",
-                )]))
-            }),
-        PromptDef::new("test_prompt_with_arguments")
-            .description("A prompt that repeats its two arguments")
-            .argument("arg1", "First test argument", true)
-            .argument("arg2", "Second test argument", true)
-            .handler(|_ctx: RequestContext, args| async move {
-                let arg = |name: &str| args.get(name).cloned().unwrap_or_default();
-                PromptReply::from(messages(vec![PromptMessage::user_text(format!(
-                    "Prompt with arguments: arg1='{}', arg2='{}'",
-                    arg("arg1"),
-                    arg("arg2")
-                ))]))
-            }),
-        PromptDef::new("test_prompt_with_embedded_resource")
-            .description("A prompt that embeds the resource it is given")
-            .argument("resourceUri", "URI of the resource to embed", true)
-            .handler(|_ctx: RequestContext, args| async move {
-                let uri = args.get("resourceUri").cloned().unwrap_or_default();
-                PromptReply::from(messages(vec![
-                    PromptMessage {
-                        role: Role::User,
-                        content: embedded(
-                            &uri,
-                            "text/plain",
-                            "Embedded resource content for testing.",
-                        ),
-                    },
-                    PromptMessage::user_text("Please process the embedded resource above."),
-                ]))
-            }),
-        PromptDef::new("test_prompt_with_image")
-            .description("A prompt that shows an image")
-            .handler(|_ctx: RequestContext, _args| async {
-                PromptReply::from(messages(vec![
-                    PromptMessage {
-                        role: Role::User,
-                        content: image(),
-                    },
-                    PromptMessage::user_text("Please analyze the image above."),
-                ]))
-            }),
-        PromptDef::new("test_input_required_result_prompt")
-            .description("Asks for context (elicitation under key user_context) before rendering")
-            .handler(context_prompt),
+        test_simple_prompt.into(),
+        test_prompt_with_arguments.into(),
+        test_prompt_with_embedded_resource.into(),
+        test_prompt_with_image.into(),
+        test_input_required_result_prompt.into(),
     ]
 }
 
-/// A prompt result holding `messages`.
-fn messages(messages: Vec<PromptMessage>) -> GetPromptResult {
-    GetPromptResult {
-        messages,
-        ..GetPromptResult::default()
-    }
+/// A simple prompt without arguments
+#[tessera::prompt]
+async fn test_simple_prompt() -> String {
+    "This is a simple prompt for testing.".into()
 }
 
-#[derive(Deserialize)]
-struct Context {
+/// A prompt that repeats its two arguments
+#[tessera::prompt]
+async fn test_prompt_with_arguments(
+    /// First test argument
+    arg1: String,
+    /// Second test argument
+    arg2: String,
+) -> String {
+    format!("Prompt with arguments: arg1='{arg1}', arg2='{arg2}'")
+}
+
+/// A prompt that embeds the resource it is given
+#[tessera::prompt]
+async fn test_prompt_with_embedded_resource(
+    /// URI of the resource to embed
+    #[serde(rename = "resourceUri")]
+    resource_uri: String,
+) -> Vec<PromptMessage> {
+    vec![
+        PromptMessage {
+            role: Role::User,
+            content: embedded(
+                &resource_uri,
+                "text/plain",
+                "Embedded resource content for testing.",
+            ),
+        },
+        PromptMessage::user_text("Please process the embedded resource above."),
+    ]
+}
+
+/// A prompt that shows an image
+#[tessera::prompt]
+async fn test_prompt_with_image() -> Vec<PromptMessage> {
+    vec![
+        PromptMessage {
+            role: Role::User,
+            content: image(),
+        },
+        PromptMessage::user_text("Please analyze the image above."),
+    ]
+}
+
+/// What the prompt should keep in mind.
+#[tessera::form(key = "user_context")]
+struct UserContext {
     context: String,
 }
 
-async fn context_prompt(ctx: RequestContext, _args: PromptArguments) -> PromptReply {
-    match ctx.accepted::<Context>("user_context") {
-        Some(Context { context }) => messages(vec![PromptMessage::user_text(format!(
-            "Answer with this context in mind: {context}"
-        ))])
-        .into(),
-        None => InputRequired::new()
-            .elicit(
-                "user_context",
-                ElicitForm::new("What context should the prompt use?")
-                    .required("context", FormField::string()),
-            )
-            .into(),
-    }
+/// Asks for context (elicitation under key user_context) before rendering
+#[tessera::prompt]
+async fn test_input_required_result_prompt(ctx: &Context) -> tessera::Result<String> {
+    let UserContext { context } = ctx.ask("What context should the prompt use?")?;
+    Ok(format!("Answer with this context in mind: {context}"))
 }
 
 /// Values offered for `test_prompt_with_arguments`' arguments.

@@ -1,73 +1,59 @@
 //! The resources: static text, static binary, and the `test://template/{id}/data` template.
 
-use tessera_protocol::{BlobResourceContents, ReadResourceResult, ResourceContents};
-use tessera_server::{
-    RequestContext, ResourceDef, ResourceReply, ResourceTemplateDef, TemplateVariables,
-};
+use tessera::protocol::{BlobResourceContents, ResourceContents};
+use tessera::{ResourceDef, ResourceTemplateDef};
 
 use crate::media::PNG_BASE64;
 
 /// The static resources, in listing order (`caching` reads the first one).
 pub fn all() -> Vec<ResourceDef> {
-    vec![
-        ResourceDef::new("test://static-text", "static-text")
-            .title("Static text")
-            .description("A static text resource")
-            .mime_type("text/plain")
-            .handler(|_ctx: RequestContext, uri| async move {
-                ResourceReply::from(contents(ResourceContents::text(
-                    uri,
-                    Some("text/plain"),
-                    "This is the content of the static text resource.",
-                )))
-            }),
-        ResourceDef::new("test://static-binary", "static-binary")
-            .title("Static binary")
-            .description("A static binary resource (a 1x1 PNG)")
-            .mime_type("image/png")
-            .handler(|_ctx: RequestContext, uri| async move {
-                ResourceReply::from(contents(ResourceContents::Blob(BlobResourceContents {
-                    uri,
-                    mime_type: Some("image/png".into()),
-                    blob: PNG_BASE64.into(),
-                    meta: None,
-                })))
-            }),
-    ]
+    vec![static_text.into(), static_binary.into()]
+}
+
+/// A static text resource
+#[tessera::resource(
+    uri = "test://static-text",
+    name = "static-text",
+    title = "Static text",
+    mime_type = "text/plain"
+)]
+async fn static_text() -> String {
+    "This is the content of the static text resource.".into()
+}
+
+/// A static binary resource (a 1x1 PNG)
+#[tessera::resource(
+    uri = "test://static-binary",
+    name = "static-binary",
+    title = "Static binary",
+    mime_type = "image/png"
+)]
+async fn static_binary() -> Vec<ResourceContents> {
+    vec![ResourceContents::Blob(BlobResourceContents {
+        uri: "test://static-binary".into(),
+        mime_type: Some("image/png".into()),
+        blob: PNG_BASE64.into(),
+        meta: None,
+    })]
 }
 
 /// `test://template/{id}/data`: JSON naming the id it was read with.
 pub fn template() -> ResourceTemplateDef {
-    ResourceTemplateDef::new("test://template/{id}/data", "template-data")
-        .title("Templated data")
-        .description("JSON data for any id")
-        .mime_type("application/json")
-        .handler(read_template)
+    template_data.into()
 }
 
-async fn read_template(
-    _ctx: RequestContext,
-    uri: String,
-    vars: TemplateVariables,
-) -> ResourceReply {
-    let id = vars.get("id").map_or("", String::as_str);
-    let data = serde_json::json!({
+/// JSON data for any id
+#[tessera::resource(
+    uri = "test://template/{id}/data",
+    name = "template-data",
+    title = "Templated data",
+    mime_type = "application/json"
+)]
+async fn template_data(id: String) -> String {
+    serde_json::json!({
         "id": id,
         "templateTest": true,
         "data": format!("Data for ID: {id}"),
-    });
-    contents(ResourceContents::text(
-        uri,
-        Some("application/json"),
-        data.to_string(),
-    ))
-    .into()
-}
-
-/// A read result with one part; the server adds the caching hints.
-fn contents(part: ResourceContents) -> ReadResourceResult {
-    ReadResourceResult {
-        contents: vec![part],
-        ..ReadResourceResult::default()
-    }
+    })
+    .to_string()
 }

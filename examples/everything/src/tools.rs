@@ -3,97 +3,92 @@
 
 use std::time::Duration;
 
-use serde::Deserialize;
 use serde_json::{Value, json};
-use tessera_protocol::{
-    AudioContent, CallToolResult, ContentBlock, CreateMessageRequestParams, EmbeddedResource,
-    ImageContent, JsonObject, LoggingLevel, ResourceContents, Role, SamplingContent,
-    SamplingContentList, SamplingMessage, TextContent,
+use tessera::protocol::{
+    AudioContent, CallToolResult, ContentBlock, CreateMessageRequestParams, CreateMessageResult,
+    EmbeddedResource, ImageContent, JsonObject, LoggingLevel, ResourceContents, Role,
+    SamplingContent, SamplingContentList, SamplingMessage, TextContent,
 };
-use tessera_server::{
-    Answer, ElicitForm, FormField, InputRequired, RequestContext, ToolDef, ToolReply,
-};
+use tessera::{Context, HandlerError, ToolDef};
 
 use crate::media::{PNG_BASE64, WAV_BASE64};
-
-/// Arguments of a tool that takes none (`{}` or no `arguments` at all).
-#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
-pub struct NoArgs {}
 
 /// The content tools, the error tool, progress, logging and the `server-stateless` probes, in listing order.
 pub fn all() -> Vec<ToolDef> {
     vec![
-        ToolDef::new("test_simple_text")
-            .description("Returns a simple text response")
-            .handler(|_ctx: RequestContext, _: NoArgs| async {
-                ToolReply::from(CallToolResult::text(
-                    "This is a simple text response for testing.",
-                ))
-            }),
-        ToolDef::new("test_image_content")
-            .description("Returns a 1x1 PNG image")
-            .handler(|_ctx: RequestContext, _: NoArgs| async {
-                ToolReply::from(content(vec![image()]))
-            }),
-        ToolDef::new("test_audio_content")
-            .description("Returns a short WAV clip")
-            .handler(|_ctx: RequestContext, _: NoArgs| async {
-                ToolReply::from(content(vec![ContentBlock::Audio(AudioContent {
-                    data: WAV_BASE64.into(),
-                    mime_type: "audio/wav".into(),
-                    annotations: None,
-                    meta: None,
-                })]))
-            }),
-        ToolDef::new("test_embedded_resource")
-            .description("Returns an embedded text resource")
-            .handler(|_ctx: RequestContext, _: NoArgs| async {
-                ToolReply::from(content(vec![embedded(
-                    "test://embedded-resource",
-                    "text/plain",
-                    "This is an embedded resource content.",
-                )]))
-            }),
-        ToolDef::new("test_multiple_content_types")
-            .description("Returns text, an image and an embedded resource")
-            .handler(|_ctx: RequestContext, _: NoArgs| async {
-                ToolReply::from(content(vec![
-                    ContentBlock::text("Multiple content types test:"),
-                    image(),
-                    embedded(
-                        "test://mixed-content-resource",
-                        "application/json",
-                        r#"{"test":"data","value":123}"#,
-                    ),
-                ]))
-            }),
-        ToolDef::new("test_error_handling")
-            .description("Always fails with a tool error (isError: true)")
-            .handler(|_ctx: RequestContext, _: NoArgs| async {
-                ToolReply::from(CallToolResult::error(
-                    "This tool intentionally returns an error for testing",
-                ))
-            }),
-        ToolDef::new("test_tool_with_progress")
-            .description("Reports progress 0, 50 and 100 of 100 (when asked with a progressToken), then answers")
-            .handler(with_progress),
-        ToolDef::new("test_logging_tool")
-            .description("Logs three messages (sent only when the request sets a logLevel), then answers")
-            .handler(logging),
-        ToolDef::new("test_missing_capability")
-            .description("Needs sampling: asks the client's model, so a client without sampling gets -32021")
-            .handler(missing_capability),
-        ToolDef::new("test_streaming_elicitation")
-            .description("Asks for a name with a form, then greets")
-            .handler(streaming_elicitation),
-        ToolDef::new("json_schema_2020_12_tool")
-            .description("Lists a JSON Schema 2020-12 input schema ($defs, $anchor, allOf/anyOf, if/then/else) verbatim")
-            .handler(|_ctx: RequestContext, _: NoArgs| async {
-                ToolReply::from(CallToolResult::text("ok"))
-            })
-            // After `handler`, which would otherwise replace it with the schema of `NoArgs`.
-            .input_schema(json_schema_2020_12()),
+        test_simple_text.into(),
+        test_image_content.into(),
+        test_audio_content.into(),
+        test_embedded_resource.into(),
+        test_multiple_content_types.into(),
+        test_error_handling.into(),
+        test_tool_with_progress.into(),
+        test_logging_tool.into(),
+        test_missing_capability.into(),
+        test_streaming_elicitation.into(),
+        ToolDef::from(json_schema_2020_12_tool).input_schema(json_schema_2020_12()),
     ]
+}
+
+/// Returns a simple text response
+#[tessera::tool]
+async fn test_simple_text() -> &'static str {
+    "This is a simple text response for testing."
+}
+
+/// Returns a 1x1 PNG image
+#[tessera::tool]
+async fn test_image_content() -> CallToolResult {
+    content(vec![image()])
+}
+
+/// Returns a short WAV clip
+#[tessera::tool]
+async fn test_audio_content() -> CallToolResult {
+    content(vec![ContentBlock::Audio(AudioContent {
+        data: WAV_BASE64.into(),
+        mime_type: "audio/wav".into(),
+        annotations: None,
+        meta: None,
+    })])
+}
+
+/// Returns an embedded text resource
+#[tessera::tool]
+async fn test_embedded_resource() -> CallToolResult {
+    content(vec![embedded(
+        "test://embedded-resource",
+        "text/plain",
+        "This is an embedded resource content.",
+    )])
+}
+
+/// Returns text, an image and an embedded resource
+#[tessera::tool]
+async fn test_multiple_content_types() -> CallToolResult {
+    content(vec![
+        ContentBlock::text("Multiple content types test:"),
+        image(),
+        embedded(
+            "test://mixed-content-resource",
+            "application/json",
+            r#"{"test":"data","value":123}"#,
+        ),
+    ])
+}
+
+/// Always fails with a tool error (isError: true)
+#[tessera::tool]
+async fn test_error_handling() -> tessera::Result<String> {
+    Err(HandlerError::msg(
+        "This tool intentionally returns an error for testing",
+    ))
+}
+
+/// Lists a JSON Schema 2020-12 input schema ($defs, $anchor, allOf/anyOf, if/then/else) verbatim
+#[tessera::tool]
+async fn json_schema_2020_12_tool() -> &'static str {
+    "ok"
 }
 
 /// The input schema of `json_schema_2020_12_tool`, as the suite expects it back.
@@ -172,66 +167,58 @@ pub(crate) fn sampling(question: &str, max_tokens: u64) -> CreateMessageRequestP
 }
 
 /// The text of a sampling answer (its first text block), or a placeholder.
-pub(crate) fn sampled_text(answer: &Answer<'_>) -> Option<String> {
-    let Answer::Sampled(result) = answer else {
-        return None;
-    };
+pub(crate) fn sampled_text(result: &CreateMessageResult) -> String {
     let first = match &result.content {
         SamplingContentList::One(c) => Some(c),
         SamplingContentList::Many(cs) => cs.first(),
     };
-    Some(match first {
+    match first {
         Some(SamplingContent::Text(t)) => t.text.clone(),
         _ => format!("(non-text answer from {})", result.model),
-    })
+    }
 }
 
-async fn with_progress(ctx: RequestContext, _: NoArgs) -> ToolReply {
+/// Reports progress 0, 50 and 100 of 100 (when asked with a progressToken), then answers
+#[tessera::tool]
+async fn test_tool_with_progress(ctx: &Context) -> &'static str {
     for (i, step) in [0.0, 50.0, 100.0].into_iter().enumerate() {
         if i > 0 {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         ctx.progress(step, Some(100.0), Some(&format!("step {} of 3", i + 1)));
     }
-    CallToolResult::text("Progress test completed (3 steps).").into()
+    "Progress test completed (3 steps)."
 }
 
-async fn logging(ctx: RequestContext, _: NoArgs) -> ToolReply {
-    for (level, text) in [
-        (LoggingLevel::Info, "Tool execution started"),
-        (LoggingLevel::Info, "Tool processing data"),
-        (LoggingLevel::Info, "Tool execution completed"),
+/// Logs three messages (sent only when the request sets a logLevel), then answers
+#[tessera::tool]
+async fn test_logging_tool(ctx: &Context) -> &'static str {
+    for text in [
+        "Tool execution started",
+        "Tool processing data",
+        "Tool execution completed",
     ] {
-        ctx.log(level, Some("test_logging_tool"), json!(text));
+        ctx.log(LoggingLevel::Info, Some("test_logging_tool"), json!(text));
     }
-    CallToolResult::text("Logging test completed.").into()
+    "Logging test completed."
 }
 
-async fn missing_capability(ctx: RequestContext, _: NoArgs) -> ToolReply {
-    match sampled_text(&ctx.answer("summary")) {
-        Some(text) => CallToolResult::text(format!("Sampled: {text}")).into(),
-        None => InputRequired::new()
-            .sample("summary", sampling("Say hello in one word.", 20))
-            .into(),
-    }
+/// Needs sampling: asks the client's model, so a client without sampling gets -32021
+#[tessera::tool]
+async fn test_missing_capability(ctx: &Context) -> tessera::Result<String> {
+    let answer = ctx.sample("summary", sampling("Say hello in one word.", 20))?;
+    Ok(format!("Sampled: {}", sampled_text(&answer)))
 }
 
-#[derive(Deserialize)]
-struct Name {
-    name: String,
+/// What a user is called.
+#[tessera::form]
+pub(crate) struct UserName {
+    pub(crate) name: String,
 }
 
-async fn streaming_elicitation(ctx: RequestContext, _: NoArgs) -> ToolReply {
-    match (ctx.accepted::<Name>("user_name"), ctx.answer("user_name")) {
-        (Some(Name { name }), _) => CallToolResult::text(format!("Hello, {name}!")).into(),
-        (None, Answer::Declined | Answer::Cancelled) => {
-            CallToolResult::text("No name given.").into()
-        }
-        (None, _) => InputRequired::new()
-            .elicit(
-                "user_name",
-                ElicitForm::new("What is your name?").required("name", FormField::string()),
-            )
-            .into(),
-    }
+/// Asks for a name with a form, then greets
+#[tessera::tool(on_refusal = "No name given.")]
+async fn test_streaming_elicitation(ctx: &Context) -> tessera::Result<String> {
+    let UserName { name } = ctx.ask("What is your name?")?;
+    Ok(format!("Hello, {name}!"))
 }

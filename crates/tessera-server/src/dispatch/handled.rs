@@ -4,8 +4,8 @@ use serde::Serialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 use tessera_protocol::{
-    CallToolResult, GetPromptResult, InputRequiredResult, JsonRpcErrorResponse,
-    ReadResourceResult, RequestId, ResultMeta,
+    CallToolResult, GetPromptResult, InputRequiredResult, JsonRpcErrorResponse, ReadResourceResult,
+    RequestId, ResultMeta,
 };
 
 use crate::ServerError;
@@ -110,4 +110,3 @@ pub(crate) fn serialisation_failed(e: serde_json::Error) -> ServerError {
         message: format!("result cannot be serialised: {e}"),
     }
 }
-

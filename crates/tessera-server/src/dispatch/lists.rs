@@ -112,7 +112,6 @@ impl McpServer {
             ..CompleteResult::default()
         }))
     }
-
 }
 
 fn cursor(params: Option<&Value>) -> Result<Option<&str>, ServerError> {

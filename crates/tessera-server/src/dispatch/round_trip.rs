@@ -39,6 +39,8 @@ struct MrtrCall<'a, R> {
     single_use: bool,
     /// Forms a client may answer before they are asked ([`ToolDef::accepts_upfront`](crate::ToolDef::accepts_upfront)).
     upfront: Option<&'a IndexMap<String, Arc<ElicitationSchema>>>,
+    /// Whether an invalid answer the handler passes on is asked for again (else `on_error` ends the call).
+    reask_invalid: bool,
     run: PendingRun<'a, R>,
     on_error: ErrorPolicy<'a, R>,
 }
@@ -89,6 +91,7 @@ impl McpServer {
             binding: self.binding("tools/call", name, &arguments, &incoming),
             single_use: tool.single_use,
             upfront: Some(&tool.upfront),
+            reask_invalid: tool.refusal.is_none(),
             run: Box::new(move |ctx| handler(ctx, arguments)),
             on_error: Box::new(|error| match &error.0 {
                 Kind::Interrupt(i @ Interrupt::UnusableForm { .. }) => Err(ServerError::Internal {
@@ -139,6 +142,7 @@ impl McpServer {
             binding: self.binding("prompts/get", name, &arguments, &incoming),
             single_use: false,
             upfront: None,
+            reask_invalid: true,
             run: Box::new(move |ctx| handler(ctx, args)),
             on_error: Box::new(|error| {
                 Err(server_error(error, || {
@@ -184,6 +188,7 @@ impl McpServer {
             binding: self.binding("resources/read", uri, &Value::Object(Map::new()), &incoming),
             single_use: false,
             upfront: None,
+            reask_invalid: true,
             run: Box::new(move |ctx| {
                 Box::pin(async move {
                     let mut result: ReadResourceResult = handler(ctx, read).await?;
@@ -260,7 +265,11 @@ impl McpServer {
             .accepted
             .into_iter()
             .map(|(k, c)| (k, Slot::Accepted(c)))
-            .chain(body.other.into_iter().map(|(k, kept)| (k, Slot::from(kept))))
+            .chain(
+                body.other
+                    .into_iter()
+                    .map(|(k, kept)| (k, Slot::from(kept))),
+            )
             .collect();
         let Incoming { id, meta, facts } = incoming;
         let ctx = Context {
@@ -280,6 +289,9 @@ impl McpServer {
         let outcome = match (call.run)(ctx.clone()).await {
             Ok(result) => Ok(result),
             Err(HandlerError(Kind::Interrupt(Interrupt::InputRequired))) => Err(()),
+            Err(HandlerError(Kind::Interrupt(Interrupt::Invalid { .. }))) if call.reask_invalid => {
+                Err(())
+            }
             Err(other) => (call.on_error)(other).map(Ok)?,
         };
         match outcome {
@@ -304,7 +316,9 @@ impl McpServer {
             let (key, method) = questions
                 .iter()
                 .next()
-                .map_or(("(state)", "requestState"), |(k, q)| (k.as_str(), q.method()));
+                .map_or(("(state)", "requestState"), |(k, q)| {
+                    (k.as_str(), q.method())
+                });
             return Err(ServerError::LegacyInputRequired {
                 message: needs_modern_message(kind, target, key, method, version),
             });
@@ -312,9 +326,10 @@ impl McpServer {
         check_capabilities(&questions, ctx.client_capabilities())?;
         let Some(codec) = &self.codec else {
             return Err(ServerError::Internal {
-                message: "this server has no requestState key configured, so it cannot ask for input \
+                message:
+                    "this server has no requestState key configured, so it cannot ask for input \
                           (McpServerBuilder::request_state)"
-                    .into(),
+                        .into(),
             });
         };
         // The handler is done with its context: take the answers back without copying them.
@@ -330,7 +345,10 @@ impl McpServer {
         let next = TicketBody {
             // State persists across rounds until the handler carries a new one.
             state: carry.or(state),
-            asked: questions.iter().map(|(k, q)| (k.clone(), q.asked())).collect(),
+            asked: questions
+                .iter()
+                .map(|(k, q)| (k.clone(), q.asked()))
+                .collect(),
             accepted,
             other,
         };

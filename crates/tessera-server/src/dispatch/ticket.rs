@@ -68,4 +68,3 @@ impl McpServer {
         Ok(opened.payload)
     }
 }
-
