@@ -1,15 +1,53 @@
-//! `#[tessera::form]`: a flat struct becomes a form, with its key, parsing and schema.
+//! `#[tessera::form]`: a flat struct becomes a form, with its key, parsing and
+//! schema; an enum of unit variants becomes a choice a form field can hold.
 
 use proc_macro2::TokenStream;
 use quote::quote;
-use syn::{Fields, ItemStruct};
+use syn::{Fields, Item, ItemEnum, ItemStruct};
 
 use crate::attributes::MacroArgs;
 
 pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
     let args = MacroArgs::parse(args)?;
+    match syn::parse2(item)? {
+        Item::Struct(item) => form(&args, item),
+        Item::Enum(item) => {
+            args.only(&[])?;
+            choice(item)
+        }
+        other => Err(syn::Error::new_spanned(
+            other,
+            "#[tessera::form] goes on a struct (a form) or an enum of unit variants (a choice)",
+        )),
+    }
+}
+
+/// A unit-variant enum: one field's choices, shown as an enum in the form.
+fn choice(item: ItemEnum) -> syn::Result<TokenStream> {
+    if let Some(v) = item
+        .variants
+        .iter()
+        .find(|v| !matches!(v.fields, Fields::Unit))
+    {
+        return Err(syn::Error::new_spanned(
+            v,
+            "a choice's variants carry no data: a form shows them as a list of values",
+        ));
+    }
+    let name = &item.ident;
+    Ok(quote! {
+        #[derive(::tessera::__private::serde::Deserialize, ::tessera::__private::schemars::JsonSchema)]
+        #[serde(crate = "::tessera::__private::serde")]
+        #[schemars(crate = "::tessera::__private::schemars", inline)]
+        #item
+
+        impl ::tessera::FormValue for #name {}
+        impl ::tessera::FormChoice for #name {}
+    })
+}
+
+fn form(args: &MacroArgs, item: ItemStruct) -> syn::Result<TokenStream> {
     args.only(&["key"])?;
-    let item: ItemStruct = syn::parse2(item)?;
     if !item.generics.params.is_empty() {
         return Err(syn::Error::new_spanned(
             &item.generics,

@@ -1,8 +1,8 @@
 //! `#[tessera::tool]`, `#[tessera::prompt]` and `#[tessera::resource]`: an
 //! `async fn` becomes a definition the server builder takes.
 //!
-//! The function's name becomes a unit struct that converts into the
-//! definition (`.tool(increase_counter)`); its doc comment the description;
+//! The function becomes one of the same name returning the definition
+//! (`.tool(increase_counter())`); its doc comment the description;
 //! parameters of type `Context`, `&Context` and `State<T>` are extracted from
 //! the request; every other parameter is one field of the arguments (tools,
 //! prompts) or one template variable (resources), with its doc comment and
@@ -184,16 +184,10 @@ pub(crate) fn expand(kind: Kind, args: TokenStream, item: TokenStream) -> syn::R
 
     Ok(quote! {
         #(#doc_attrs)*
-        #[allow(non_camel_case_types)]
-        #[derive(Debug, Clone, Copy)]
-        #vis struct #fn_name;
-
-        impl ::core::convert::From<#fn_name> for #target {
-            fn from(_: #fn_name) -> Self {
-                #arguments_struct
-                #inner
-                #build
-            }
+        #vis fn #fn_name() -> #target {
+            #arguments_struct
+            #inner
+            #build
         }
     })
 }

@@ -70,27 +70,27 @@ impl McpServerBuilder {
         self
     }
 
-    /// Registers a tool (a [`ToolDef`], or a `#[tessera::tool]` function).
-    pub fn tool(mut self, tool: impl Into<ToolDef>) -> Self {
-        self.tools.push(tool.into());
+    /// Registers a tool (`#[tessera::tool]` makes the function that returns its definition).
+    pub fn tool(mut self, tool: ToolDef) -> Self {
+        self.tools.push(tool);
         self
     }
 
-    /// Registers a prompt (a [`PromptDef`], or a `#[tessera::prompt]` function).
-    pub fn prompt(mut self, prompt: impl Into<PromptDef>) -> Self {
-        self.prompts.push(prompt.into());
+    /// Registers a prompt.
+    pub fn prompt(mut self, prompt: PromptDef) -> Self {
+        self.prompts.push(prompt);
         self
     }
 
-    /// Registers a resource (a [`ResourceDef`], or a `#[tessera::resource]` function).
-    pub fn resource(mut self, resource: impl Into<ResourceDef>) -> Self {
-        self.resources.push(resource.into());
+    /// Registers a resource.
+    pub fn resource(mut self, resource: ResourceDef) -> Self {
+        self.resources.push(resource);
         self
     }
 
-    /// Registers a resource template (a [`ResourceTemplateDef`], or a `#[tessera::resource]` function with `{variables}`).
-    pub fn resource_template(mut self, template: impl Into<ResourceTemplateDef>) -> Self {
-        self.templates.push(template.into());
+    /// Registers a resource template.
+    pub fn resource_template(mut self, template: ResourceTemplateDef) -> Self {
+        self.templates.push(template);
         self
     }
 

@@ -68,7 +68,7 @@ pub use envelope::check_envelope;
 pub use enveloped::EnvelopedRequest;
 pub use error::{RequestStateFailure, ServerError};
 pub use facts::{Era, RequestFacts};
-pub use form::{Form, FormValue};
+pub use form::{Form, FormChoice, FormValue};
 pub use handler_error::{HandlerError, NotFound, Result};
 pub use interrupt::Interrupt;
 pub use notify::NotificationSink;

@@ -6,8 +6,8 @@
 
 #[cfg(feature = "server")]
 pub use tessera_server::{
-    BuildError, CacheHint, CompletionHandler, Context, Era, Form, FormValue, HandlerError,
-    Interrupt, IntoPromptResult, IntoResourceResult, IntoToolResult, Json, McpServer,
+    BuildError, CacheHint, CompletionHandler, Context, Era, Form, FormChoice, FormValue,
+    HandlerError, Interrupt, IntoPromptResult, IntoResourceResult, IntoToolResult, Json, McpServer,
     McpServerBuilder, NotFound, PromptArguments, PromptDef, RequestFacts, ResourceDef,
     ResourceTemplateDef, Result, State, TemplateVariables, ToolDef,
 };

@@ -45,6 +45,6 @@ pub async fn increase_counter(
 pub fn counter_server(codec: RequestStateCodec) -> Result<McpServer, BuildError> {
     McpServer::builder(SERVER_NAME, env!("CARGO_PKG_VERSION"))
         .request_state(codec)
-        .tool(increase_counter)
+        .tool(increase_counter())
         .build()
 }

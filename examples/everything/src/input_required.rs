@@ -11,14 +11,14 @@ use crate::tools::{UserName, sampled_text, sampling};
 /// The multi round-trip tools, in listing order.
 pub fn all() -> Vec<ToolDef> {
     vec![
-        ToolDef::from(test_input_required_result_elicitation).accepts_upfront::<UserName>(),
-        test_input_required_result_sampling.into(),
-        test_input_required_result_list_roots.into(),
-        test_input_required_result_request_state.into(),
-        test_input_required_result_multiple_inputs.into(),
-        test_input_required_result_multi_round.into(),
-        test_input_required_result_tampered_state.into(),
-        test_input_required_result_capabilities.into(),
+        test_input_required_result_elicitation().accepts_upfront::<UserName>(),
+        test_input_required_result_sampling(),
+        test_input_required_result_list_roots(),
+        test_input_required_result_request_state(),
+        test_input_required_result_multiple_inputs(),
+        test_input_required_result_multi_round(),
+        test_input_required_result_tampered_state(),
+        test_input_required_result_capabilities(),
     ]
 }
 

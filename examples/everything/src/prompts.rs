@@ -11,11 +11,11 @@ use crate::tools::{embedded, image};
 /// Every prompt, in listing order.
 pub fn all() -> Vec<PromptDef> {
     vec![
-        test_simple_prompt.into(),
-        test_prompt_with_arguments.into(),
-        test_prompt_with_embedded_resource.into(),
-        test_prompt_with_image.into(),
-        test_input_required_result_prompt.into(),
+        test_simple_prompt(),
+        test_prompt_with_arguments(),
+        test_prompt_with_embedded_resource(),
+        test_prompt_with_image(),
+        test_input_required_result_prompt(),
     ]
 }
 

@@ -16,17 +16,17 @@ use crate::media::{PNG_BASE64, WAV_BASE64};
 /// The content tools, the error tool, progress, logging and the `server-stateless` probes, in listing order.
 pub fn all() -> Vec<ToolDef> {
     vec![
-        test_simple_text.into(),
-        test_image_content.into(),
-        test_audio_content.into(),
-        test_embedded_resource.into(),
-        test_multiple_content_types.into(),
-        test_error_handling.into(),
-        test_tool_with_progress.into(),
-        test_logging_tool.into(),
-        test_missing_capability.into(),
-        test_streaming_elicitation.into(),
-        ToolDef::from(json_schema_2020_12_tool).input_schema(json_schema_2020_12()),
+        test_simple_text(),
+        test_image_content(),
+        test_audio_content(),
+        test_embedded_resource(),
+        test_multiple_content_types(),
+        test_error_handling(),
+        test_tool_with_progress(),
+        test_logging_tool(),
+        test_missing_capability(),
+        test_streaming_elicitation(),
+        json_schema_2020_12_tool().input_schema(json_schema_2020_12()),
     ]
 }
 

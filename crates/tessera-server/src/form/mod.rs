@@ -44,16 +44,22 @@ pub trait Form: DeserializeOwned + schemars::JsonSchema + Send + 'static {
     const KEY: &'static str;
 }
 
-/// A type a form field can hold: text, numbers, yes/no, and `Option`s of them.
+/// A type a form field can hold: text, numbers, yes/no, a [`FormChoice`], a
+/// `Vec` of choices (a multi-select), and `Option`s of them.
 ///
 /// `#[tessera::form]` requires it of every field, so a nested struct is
 /// refused when the program is compiled, not when a user first meets the form.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a form field",
     label = "a form shows only flat fields",
-    note = "use String, a number type, bool, or an Option of one of them"
+    note = "use String, a number type, bool, a #[tessera::form] enum, a Vec of one, or an Option of these"
 )]
 pub trait FormValue {}
+
+/// An enum of unit variants a form shows as a list to pick from; `#[tessera::form]`
+/// on an enum implements it (with `#[schemars(inline)]`, so the field's schema
+/// lists the values in place).
+pub trait FormChoice: FormValue {}
 
 macro_rules! form_values {
     ($($t:ty),*) => {$(impl FormValue for $t {})*};
@@ -62,6 +68,7 @@ form_values!(
     String, bool, f32, f64, i8, i16, i32, i64, isize, u8, u16, u32, u64, usize
 );
 impl<T: FormValue> FormValue for Option<T> {}
+impl<T: FormChoice> FormValue for Vec<T> {}
 
 /// A form as it is asked: the message shown and the schema of its fields.
 #[derive(Debug, Clone, PartialEq)]
