@@ -30,6 +30,8 @@ enum Param {
     ContextRef,
     /// `State<T>`.
     State(Box<Type>),
+    /// `Arguments<T>`: all the arguments as `T`.
+    Whole(Box<Type>),
     /// An argument: a field of the generated arguments struct.
     Argument {
         name: Ident,
@@ -70,15 +72,34 @@ pub(crate) fn expand(kind: Kind, args: TokenStream, item: TokenStream) -> syn::R
     let description = doc_text(&function.attrs);
 
     let private = quote!(::tessera::__private);
-    let fields = params.iter().filter_map(|p| match p {
-        Param::Argument { name, ty, attrs } => Some(quote!(#(#attrs)* #name: #ty)),
+    let whole = params.iter().find_map(|p| match p {
+        Param::Whole(ty) => Some(ty),
         _ => None,
     });
-    let arguments_struct = quote! {
-        #[derive(#private::serde::Deserialize, #private::schemars::JsonSchema)]
-        #[serde(crate = "::tessera::__private::serde")]
-        #[schemars(crate = "::tessera::__private::schemars")]
-        struct __Arguments { #(#fields,)* }
+    let plain = params
+        .iter()
+        .filter(|p| matches!(p, Param::Argument { .. }))
+        .count();
+    let arguments_struct = match whole {
+        Some(_) if plain > 0 => {
+            return Err(syn::Error::new_spanned(
+                &function.sig.inputs,
+                "with `Arguments<T>`, every argument is a field of T: no other argument parameters",
+            ));
+        }
+        Some(ty) => quote!(type __Arguments = #ty;),
+        None => {
+            let fields = params.iter().filter_map(|p| match p {
+                Param::Argument { name, ty, attrs } => Some(quote!(#(#attrs)* #name: #ty)),
+                _ => None,
+            });
+            quote! {
+                #[derive(#private::serde::Deserialize, #private::schemars::JsonSchema)]
+                #[serde(crate = "::tessera::__private::serde")]
+                #[schemars(crate = "::tessera::__private::schemars")]
+                struct __Arguments { #(#fields,)* }
+            }
+        }
     };
     let extractions = params.iter().enumerate().filter_map(|(i, p)| match p {
         Param::State(ty) => {
@@ -95,6 +116,7 @@ pub(crate) fn expand(kind: Kind, args: TokenStream, item: TokenStream) -> syn::R
             quote!(#var)
         }
         Param::Argument { name, .. } => quote!(__args.#name),
+        Param::Whole(_) => quote!(::tessera::Arguments(__args)),
     });
     let needs = params.iter().filter_map(|p| match p {
         Param::State(ty) => Some(quote!(.needs_state::<#ty>())),
@@ -207,11 +229,16 @@ fn read_param(arg: &mut FnArg) -> syn::Result<Param> {
         ty if last_segment(ty).is_some_and(|s| s == "Context") => return Ok(Param::Context),
         Type::Path(p) => {
             if let Some(last) = p.path.segments.last()
-                && last.ident == "State"
                 && let syn::PathArguments::AngleBracketed(generic) = &last.arguments
                 && let Some(syn::GenericArgument::Type(inner)) = generic.args.first()
             {
-                return Ok(Param::State(Box::new(inner.clone())));
+                let inner = Box::new(inner.clone());
+                if last.ident == "State" {
+                    return Ok(Param::State(inner));
+                }
+                if last.ident == "Arguments" {
+                    return Ok(Param::Whole(inner));
+                }
             }
         }
         _ => {}

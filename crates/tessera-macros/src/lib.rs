@@ -3,6 +3,7 @@
 //! `#[tessera::form]`), whose documentation shows each one.
 
 mod attributes;
+mod derives;
 mod form;
 mod handler;
 
@@ -36,6 +37,22 @@ pub fn resource(args: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn form(args: TokenStream, item: TokenStream) -> TokenStream {
     form::expand(args.into(), item.into())
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
+}
+
+/// Derives what a tool's or prompt's arguments type needs: see `tessera::arguments`.
+#[proc_macro_attribute]
+pub fn arguments(args: TokenStream, item: TokenStream) -> TokenStream {
+    derives::expand(derives::Role::Arguments, args.into(), item.into())
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
+}
+
+/// Derives what structured output needs: see `tessera::output`.
+#[proc_macro_attribute]
+pub fn output(args: TokenStream, item: TokenStream) -> TokenStream {
+    derives::expand(derives::Role::Output, args.into(), item.into())
         .unwrap_or_else(syn::Error::into_compile_error)
         .into()
 }

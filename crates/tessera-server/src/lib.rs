@@ -35,6 +35,7 @@
 
 mod answer;
 mod app_state;
+mod arguments;
 mod builder;
 mod completion;
 mod context;
@@ -59,6 +60,7 @@ mod server;
 mod tool;
 
 pub use app_state::State;
+pub use arguments::Arguments;
 pub use builder::{BuildError, McpServerBuilder};
 pub use completion::CompletionHandler;
 pub use context::Context;

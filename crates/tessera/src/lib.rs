@@ -6,14 +6,14 @@
 
 #[cfg(feature = "server")]
 pub use tessera_server::{
-    BuildError, CacheHint, CompletionHandler, Context, Era, Form, FormChoice, FormValue,
+    Arguments, BuildError, CacheHint, CompletionHandler, Context, Era, Form, FormChoice, FormValue,
     HandlerError, Interrupt, IntoPromptResult, IntoResourceResult, IntoToolResult, Json, McpServer,
     McpServerBuilder, NotFound, PromptArguments, PromptDef, RequestFacts, ResourceDef,
     ResourceTemplateDef, Result, State, TemplateVariables, ToolDef,
 };
 
 #[cfg(feature = "macros")]
-pub use tessera_macros::{form, prompt, resource, tool};
+pub use tessera_macros::{arguments, form, output, prompt, resource, tool};
 
 /// The 2026-07-28 wire types: results, content, capabilities, schemas, error codes.
 pub use tessera_protocol as protocol;

@@ -72,9 +72,7 @@ async fn order(
 }
 
 /// The sum, as structured content.
-#[derive(serde::Serialize, schemars::JsonSchema)]
-#[serde(crate = "tessera::serde")]
-#[schemars(crate = "tessera::schemars")]
+#[tessera::output]
 struct Sum {
     total: f64,
 }

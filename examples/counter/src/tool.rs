@@ -1,11 +1,18 @@
 //! The `increase-counter` tool.
 
-use tessera::{BuildError, Context, McpServer, state::RequestStateCodec};
+use tessera::{Arguments, BuildError, Context, McpServer, state::RequestStateCodec};
 
 /// The server name the tutorial's clients see.
 pub const SERVER_NAME: &str = "stateless-mrtr-elicitation-demo";
 
 const CANCELLED: &str = "Counter increase cancelled.";
+
+/// The tool's arguments.
+#[tessera::arguments]
+pub struct CounterArgs {
+    /// Current counter value
+    current: f64,
+}
 
 /// Round one's question.
 #[tessera::form]
@@ -26,8 +33,7 @@ struct Confirmation {
 #[tessera::tool(name = "increase-counter", on_refusal = CANCELLED)]
 pub async fn increase_counter(
     ctx: Context,
-    /// Current counter value
-    current: f64,
+    Arguments(CounterArgs { current }): Arguments<CounterArgs>,
 ) -> tessera::Result<String> {
     let Amount { amount } = ctx.ask("By how much should the counter increase?")?;
     let Confirmation { confirm } = ctx.ask(format!("Increase {current} by {amount}?"))?;
