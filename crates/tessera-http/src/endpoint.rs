@@ -43,7 +43,12 @@ impl McpEndpoint {
     /// The checks that need only the request head: route, method, host,
     /// origin, content type and accept: `Some` is the refusal to send.
     pub fn check_head(&self, head: &Parts) -> Option<Response<McpBody>> {
-        if head.uri.path() != self.options.route {
+        if self
+            .options
+            .route
+            .as_deref()
+            .is_some_and(|route| head.uri.path() != route)
+        {
             return Some(reject::plain(StatusCode::NOT_FOUND, "Not Found"));
         }
         if head.method == Method::OPTIONS && self.options.cors {

@@ -18,7 +18,8 @@ pub enum Legacy {
 /// Endpoint settings: route, eras, host and origin checks, CORS, body limit, auth.
 #[derive(Clone)]
 pub struct EndpointOptions {
-    pub(crate) route: String,
+    /// The one path served; `None` serves any path (the router in front chose it).
+    pub(crate) route: Option<String>,
     pub(crate) legacy: Legacy,
     pub(crate) allowed_hosts: Vec<String>,
     pub(crate) any_host: bool,
@@ -31,7 +32,7 @@ pub struct EndpointOptions {
 impl Default for EndpointOptions {
     fn default() -> Self {
         Self {
-            route: "/mcp".into(),
+            route: Some("/mcp".into()),
             legacy: Legacy::Reject,
             allowed_hosts: Vec::new(),
             any_host: false,
@@ -44,9 +45,21 @@ impl Default for EndpointOptions {
 }
 
 impl EndpointOptions {
-    /// The path of the MCP endpoint (default `/mcp`).
+    /// The path of the MCP endpoint (default `/mcp`); other paths get 404.
     pub fn route(mut self, route: impl Into<String>) -> Self {
-        self.route = route.into();
+        self.route = Some(route.into());
+        self
+    }
+
+    /// Serves whatever path the request has: for mounting under a router that
+    /// already chose this endpoint (axum's `nest_service` strips the prefix).
+    ///
+    /// ```
+    /// let options = tessera_http::EndpointOptions::default().any_path();
+    /// # let _ = options;
+    /// ```
+    pub fn any_path(mut self) -> Self {
+        self.route = None;
         self
     }
 
