@@ -233,7 +233,7 @@ impl McpClient {
             .body(serde_json::to_vec(&body).unwrap_or_default())
             .send()
             .await
-            .map_err(|e| ClientError::Transport(e.to_string()))?;
+            .map_err(ClientError::Transport)?;
         self.read_response(response, id).await
     }
 
@@ -252,10 +252,7 @@ impl McpClient {
             let mut parser = SseParser::default();
             let mut last = None;
             'read: loop {
-                let chunk = response
-                    .chunk()
-                    .await
-                    .map_err(|e| ClientError::Transport(e.to_string()))?;
+                let chunk = response.chunk().await.map_err(ClientError::Transport)?;
                 let events = match chunk {
                     Some(bytes) => parser.feed(&bytes).map_err(ClientError::Protocol)?,
                     None => {
@@ -293,11 +290,7 @@ impl McpClient {
             })?
         } else {
             let mut bytes = Vec::new();
-            while let Some(chunk) = response
-                .chunk()
-                .await
-                .map_err(|e| ClientError::Transport(e.to_string()))?
-            {
+            while let Some(chunk) = response.chunk().await.map_err(ClientError::Transport)? {
                 if bytes.len() + chunk.len() > crate::sse::MAX_EVENT_BYTES {
                     return Err(ClientError::Protocol(format!(
                         "the response exceeds {} bytes",

@@ -1,15 +1,12 @@
 //! Who answers the server's input requests: the caller's [`Elicitor`].
 
 use tessera_protocol::{
-    ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitFormParams,
-    ElicitResult, ElicitUrlParams, ElicitationCapability, JsonObject, ListRootsResult,
-    SamplingCapability,
+    BoxFuture, ClientCapabilities, CreateMessageRequestParams, CreateMessageResult,
+    ElicitFormParams, ElicitResult, ElicitUrlParams, ElicitationCapability, JsonObject,
+    ListRootsResult, SamplingCapability,
 };
 
 use crate::ClientError;
-
-/// A boxed, sendable future.
-pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
 
 /// Which kinds of input an elicitor can really answer.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

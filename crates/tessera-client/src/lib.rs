@@ -26,7 +26,8 @@ mod scripted;
 mod sse;
 
 pub use client::{McpClient, McpClientBuilder, NotificationHandler};
-pub use elicitor::{BoxFuture, Elicitor, InputKinds};
+pub use elicitor::{Elicitor, InputKinds};
 pub use error::ClientError;
 pub use mcp_headers::{encode_header_value, invalid_header_annotation};
 pub use scripted::{ScriptedAnswer, ScriptedElicitor};
+pub use tessera_protocol::BoxFuture;

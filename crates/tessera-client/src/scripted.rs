@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use serde_json::Value;
 use tessera_protocol::{ElicitFormParams, ElicitResult, ElicitUrlParams, JsonObject};
 
-use crate::elicitor::BoxFuture;
 use crate::{ClientError, Elicitor, InputKinds};
+use tessera_protocol::BoxFuture;
 
 /// One prepared answer.
 #[derive(Debug, Clone, PartialEq)]

@@ -192,7 +192,8 @@ impl JsonRpcErrorResponse {
 }
 
 /// The `error` member of a JSON-RPC error response.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
+#[error("JSON-RPC error {code}: {message}")]
 pub struct ErrorObject {
     /// The error code, see the constants in this crate.
     pub code: i32,
@@ -219,14 +220,6 @@ impl ErrorObject {
         self
     }
 }
-
-impl fmt::Display for ErrorObject {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "JSON-RPC error {}: {}", self.code, self.message)
-    }
-}
-
-impl std::error::Error for ErrorObject {}
 
 /// Any response: a result or an error.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -266,39 +259,31 @@ pub enum JsonRpcMessage {
 }
 
 /// Why a JSON value is not a JSON-RPC message.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum MessageError {
     /// The value is an array: a JSON-RPC batch.
+    #[error("JSON-RPC batches are not supported")]
     Batch,
     /// The value is not an object.
+    #[error("the message is not a JSON object")]
     NotAnObject,
     /// `jsonrpc` is missing or not `"2.0"`.
+    #[error("the message lacks \"jsonrpc\": \"2.0\"")]
     Version,
     /// `method` is present but not a string.
+    #[error("\"method\" must be a string")]
     MethodNotString,
     /// `id` is present but neither a string nor an integer.
+    #[error("\"id\" must be a string or an integer")]
     InvalidId,
     /// `params` is present but not an object.
+    #[error("\"params\" must be an object")]
     ParamsNotObject,
     /// Neither a request, a notification nor a response.
+    #[error("the message is neither a request, a notification nor a response")]
     Unrecognised,
 }
-
-impl fmt::Display for MessageError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::Batch => "JSON-RPC batches are not supported",
-            Self::NotAnObject => "the message is not a JSON object",
-            Self::Version => "the message lacks \"jsonrpc\": \"2.0\"",
-            Self::MethodNotString => "\"method\" must be a string",
-            Self::InvalidId => "\"id\" must be a string or an integer",
-            Self::ParamsNotObject => "\"params\" must be an object",
-            Self::Unrecognised => "the message is neither a request, a notification nor a response",
-        })
-    }
-}
-
-impl std::error::Error for MessageError {}
 
 impl JsonRpcMessage {
     /// Classifies a parsed JSON value, taking it apart without copying params.

@@ -20,14 +20,14 @@
 //! assert!(matches!(result, Outcome::Complete(_)));
 //! ```
 
+mod boxed_future;
 mod capabilities;
 mod completion;
 mod content;
 mod discover;
 mod elicitation;
 mod error_code;
-mod form_content;
-mod form_schema;
+mod form;
 mod header_value;
 mod input;
 mod jsonrpc;
@@ -43,14 +43,14 @@ mod subscriptions;
 mod tools;
 mod version;
 
+pub use boxed_future::BoxFuture;
 pub use capabilities::*;
 pub use completion::*;
 pub use content::*;
 pub use discover::*;
 pub use elicitation::*;
 pub use error_code::*;
-pub use form_content::*;
-pub use form_schema::*;
+pub use form::*;
 pub use header_value::*;
 pub use input::*;
 pub use jsonrpc::*;

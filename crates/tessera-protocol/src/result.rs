@@ -1,7 +1,5 @@
 //! `resultType`, the complete/input-required split, and caching hints.
 
-use std::fmt;
-
 use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
@@ -38,20 +36,9 @@ impl ResultType {
 }
 
 /// A `resultType` other than `complete` or `input_required`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown resultType {0}: expected \"complete\" or \"input_required\"")]
 pub struct UnknownResultType(pub String);
-
-impl fmt::Display for UnknownResultType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "unknown resultType {}: expected \"complete\" or \"input_required\"",
-            self.0
-        )
-    }
-}
-
-impl std::error::Error for UnknownResultType {}
 
 impl Serialize for ResultType {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {

@@ -1,7 +1,5 @@
 //! Every way a request can fail, and its JSON-RPC error (the one place codes are chosen).
 
-use std::fmt;
-
 use serde_json::json;
 use tessera_protocol::{
     ClientCapabilities, ErrorObject, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST,
@@ -10,8 +8,12 @@ use tessera_protocol::{
 };
 use tessera_state::OpenError;
 
-/// A request the server refuses, with the reason a person can act on.
-#[derive(Debug)]
+/// A request the server refuses, with the reason a person can act on: its
+/// message is the JSON-RPC error's, except for refused tickets, whose wire
+/// message is fixed and whose reason is this error's source.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+#[error("{}", self.to_error_object().message)]
 pub enum ServerError {
     /// Required `_meta` keys are absent (-32602).
     MissingMeta {
@@ -46,8 +48,10 @@ pub enum ServerError {
         uri: String,
     },
     /// The ticket failed to open (-32602, one fixed message; the reason is only logged).
+    #[error("invalid requestState ({})", .reason.reason())]
     InvalidRequestState {
         /// Why, for logs and metrics.
+        #[source]
         reason: RequestStateFailure,
     },
     /// An input request needs a capability the client did not declare (-32021).
@@ -72,18 +76,21 @@ pub enum ServerError {
 }
 
 /// Why a `requestState` was refused.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum RequestStateFailure {
     /// The codec refused it.
-    Open(OpenError),
+    #[error("the ticket does not open")]
+    Open(#[source] OpenError),
     /// The request carries `requestState` but it is not a string.
+    #[error("requestState is not a string")]
     NotAString,
     /// The server has no codec configured, so no ticket can be valid.
+    #[error("this server has no requestState key")]
     NoCodec,
     /// A single-use ticket was presented again (or the ledger refused it).
+    #[error("the ticket was already redeemed ({0})")]
     AlreadyUsed(&'static str),
-    /// The ticket opened but its state does not fit the handler's type.
-    StateShape(String),
 }
 
 impl RequestStateFailure {
@@ -94,7 +101,6 @@ impl RequestStateFailure {
             Self::NotAString => "not_a_string",
             Self::NoCodec => "no_codec",
             Self::AlreadyUsed(r) => r,
-            Self::StateShape(_) => "state_shape",
         }
     }
 }
@@ -198,16 +204,3 @@ impl ServerError {
         }
     }
 }
-
-impl fmt::Display for ServerError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::InvalidRequestState { reason } => {
-                write!(f, "invalid requestState ({})", reason.reason())
-            }
-            other => f.write_str(&other.to_error_object().message),
-        }
-    }
-}
-
-impl std::error::Error for ServerError {}

@@ -78,10 +78,5 @@ pub use prompt::{PromptArguments, PromptDef};
 pub use resource::{ResourceDef, ResourceTemplateDef, TemplateVariables};
 pub use response::{IntoPromptResult, IntoResourceResult, IntoToolResult, Json};
 pub use server::{CacheHint, McpServer};
+pub use tessera_protocol::BoxFuture;
 pub use tool::ToolDef;
-
-use std::future::Future;
-use std::pin::Pin;
-
-/// A boxed, sendable future: how handlers are stored without a runtime.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;

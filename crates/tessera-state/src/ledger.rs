@@ -13,15 +13,13 @@
 
 use std::collections::{BTreeSet, HashSet};
 use std::fmt;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::clock::unix_now;
 use crate::error::LedgerError;
 
 /// The future a [`TicketLedger`] returns.
-pub type LedgerFuture<'a> = Pin<Box<dyn Future<Output = Result<(), LedgerError>> + Send + 'a>>;
+pub type LedgerFuture<'a> = tessera_protocol::BoxFuture<'a, Result<(), LedgerError>>;
 
 /// Records ticket ids as used, so that each ticket is accepted at most once.
 pub trait TicketLedger: Send + Sync {

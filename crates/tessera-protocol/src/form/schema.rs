@@ -1,7 +1,5 @@
 //! The restricted JSON Schema of an elicitation form: a flat object of primitive fields.
 
-use std::fmt;
-
 use indexmap::IndexMap;
 use serde::de::{self, Deserializer};
 use serde::ser::SerializeMap;
@@ -187,24 +185,17 @@ pub struct MultiSelectSchema {
 }
 
 /// Why a schema is not a valid elicitation form.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", match &self.field {
+    Some(field) => format!("form field `{field}`: {}", self.problem),
+    None => format!("form schema: {}", self.problem),
+})]
 pub struct FormSchemaError {
     /// The field at fault, when one is.
     pub field: Option<String>,
     /// What is wrong.
     pub problem: String,
 }
-
-impl fmt::Display for FormSchemaError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.field {
-            Some(field) => write!(f, "form field `{field}`: {}", self.problem),
-            None => write!(f, "form schema: {}", self.problem),
-        }
-    }
-}
-
-impl std::error::Error for FormSchemaError {}
 
 fn problem(field: &str, p: impl Into<String>) -> FormSchemaError {
     FormSchemaError {

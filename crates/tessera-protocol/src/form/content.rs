@@ -1,27 +1,18 @@
 //! Checking submitted form content against the form that asked for it.
 
-use std::fmt;
-
 use serde_json::{Number, Value};
 
 use crate::{ElicitationSchema, EnumOptions, JsonObject, PrimitiveSchema, StringFormat};
 
 /// Why submitted content does not fit its form.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{field}`: {problem}")]
 pub struct FormContentError {
     /// The field at fault.
     pub field: String,
     /// What is wrong with it.
     pub problem: String,
 }
-
-impl fmt::Display for FormContentError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "`{}`: {}", self.field, self.problem)
-    }
-}
-
-impl std::error::Error for FormContentError {}
 
 impl ElicitationSchema {
     /// Checks accepted content: required fields present, each value of its
