@@ -47,6 +47,11 @@ pub mod prelude {
     };
 }
 
+/// The repository README's examples, compiled and run as doctests.
+#[cfg(all(doctest, feature = "macros"))]
+#[doc = include_str!("../../../README.md")]
+pub struct RepositoryReadme;
+
 /// Paths the macros expand to; not a public API.
 #[doc(hidden)]
 pub mod __private {
