@@ -7,10 +7,10 @@ use http::request::Parts;
 use http::{HeaderValue, Method, Response, StatusCode, header};
 use serde_json::Value;
 use tessera_protocol::{
-    INVALID_REQUEST, JsonRpcMessage, JsonRpcRequest, MessageError, PARSE_ERROR,
+    EnvelopedRequest, INVALID_REQUEST, JsonRpcMessage, JsonRpcRequest, MessageError, PARSE_ERROR,
     PROTOCOL_VERSION_KEY, RequestId, STATELESS_PROTOCOL_VERSIONS, TRANSPORT_ERROR,
 };
-use tessera_server::{EnvelopedRequest, McpServer, RequestFacts};
+use tessera_server::{McpServer, RequestFacts};
 
 use crate::era::{RequestEra, detect};
 use crate::headers::{PROTOCOL_VERSION, check_method_and_name, header_value};

@@ -1,6 +1,9 @@
-//! The attribute macros of the `tessera` crate; use them through it
-//! (`#[tessera::tool]`, `#[tessera::prompt]`, `#[tessera::resource]`,
-//! `#[tessera::form]`), whose documentation shows each one.
+//! The attribute macros of the `tessera` crate. Use them through it (feature
+//! `macros`): `#[tessera::tool]`, `#[tessera::prompt]`,
+//! `#[tessera::resource]`, `#[tessera::form]`, `#[tessera::arguments]` and
+//! `#[tessera::output]`. The code they write calls `tessera`'s public API
+//! only, so everything they do can be written by hand (see the guide's
+//! "Without macros").
 
 mod attributes;
 mod derives;
@@ -9,7 +12,33 @@ mod handler;
 
 use proc_macro::TokenStream;
 
-/// Turns an `async fn` into a tool: see `tessera::tool`.
+/// Turns an `async fn` into a tool: a function of the same name returning its `ToolDef`.
+///
+/// The doc comment is the description; parameters of type `Context`,
+/// `&Context` and `State<T>` come from the request and the server; every
+/// other parameter is an argument (its doc comment, serde and schemars
+/// attributes describe it), or `Arguments<T>` takes them all as one type.
+/// Arguments: `name = "..."` (default: the function's name), `title = "..."`,
+/// `on_refusal = EXPR` (the text when the user declines, cancels or answers
+/// unusably), `single_use` (each ticket redeemed once).
+///
+/// ```
+/// use tessera::Context;
+///
+/// #[tessera::form]
+/// struct Confirmation { confirm: bool }
+///
+/// /// Deletes a file after asking
+/// #[tessera::tool(name = "delete-file", on_refusal = "Nothing deleted.")]
+/// async fn delete_file(ctx: Context, /** The file */ path: String) -> tessera::Result<String> {
+///     let Confirmation { confirm } = ctx.ask(format!("Delete {path}?"))?;
+///     Ok(if confirm { format!("Deleted {path}.") } else { "Nothing deleted.".into() })
+/// }
+///
+/// let tool = delete_file();
+/// assert_eq!(tool.definition().name, "delete-file");
+/// assert_eq!(tool.definition().input_schema["properties"]["path"]["description"], "The file");
+/// ```
 #[proc_macro_attribute]
 pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     handler::expand(handler::Kind::Tool, args.into(), item.into())
@@ -17,7 +46,22 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
         .into()
 }
 
-/// Turns an `async fn` into a prompt: see `tessera::prompt`.
+/// Turns an `async fn` into a prompt: a function of the same name returning its `PromptDef`.
+///
+/// Parameters are the prompt's arguments (`String`, or `Option<String>` for
+/// optional ones), described by their doc comments; `name = "..."` and
+/// `title = "..."` as for tools.
+///
+/// ```
+/// /// Asks for a summary
+/// #[tessera::prompt]
+/// async fn summarise(/** The text */ text: String, /** Words at most */ words: Option<String>) -> String {
+///     format!("Summarise in {} words:\n{text}", words.as_deref().unwrap_or("50"))
+/// }
+///
+/// let args = summarise().definition().arguments.clone().unwrap();
+/// assert_eq!(args.iter().map(|a| a.required).collect::<Vec<_>>(), [Some(true), Some(false)]);
+/// ```
 #[proc_macro_attribute]
 pub fn prompt(args: TokenStream, item: TokenStream) -> TokenStream {
     handler::expand(handler::Kind::Prompt, args.into(), item.into())
@@ -25,7 +69,25 @@ pub fn prompt(args: TokenStream, item: TokenStream) -> TokenStream {
         .into()
 }
 
-/// Turns an `async fn` into a resource or resource template: see `tessera::resource`.
+/// Turns an `async fn` into a resource (`ResourceDef`) or, with `{variables}`
+/// in its URI, a resource template (`ResourceTemplateDef`) whose variables are
+/// its parameters.
+///
+/// Arguments: `uri = "..."` (required), `name = "..."`, `title = "..."`,
+/// `mime_type = "..."`. `?` on `NotFound` answers "resource not found".
+///
+/// ```
+/// use tessera::NotFound;
+///
+/// /// A user's profile
+/// #[tessera::resource(uri = "users://{id}/profile", mime_type = "application/json")]
+/// async fn profile(id: String) -> tessera::Result<String> {
+///     let known = (id == "ada").then(|| r#"{"name":"Ada"}"#.to_owned());
+///     Ok(known.ok_or(NotFound)?)
+/// }
+///
+/// assert!(profile().matches("users://ada/profile").is_some());
+/// ```
 #[proc_macro_attribute]
 pub fn resource(args: TokenStream, item: TokenStream) -> TokenStream {
     handler::expand(handler::Kind::Resource, args.into(), item.into())
@@ -33,7 +95,28 @@ pub fn resource(args: TokenStream, item: TokenStream) -> TokenStream {
         .into()
 }
 
-/// Declares a flat struct as a form: see `tessera::form`.
+/// Declares a flat struct as a form (key: the type's name in snake case, or
+/// `key = "..."`), or an enum of unit variants as a choice a form field holds.
+///
+/// Each field must be a `FormValue`: a nested struct does not compile.
+///
+/// ```
+/// use tessera::Form;
+///
+/// #[tessera::form]
+/// enum Colour { Red, Blue }
+///
+/// /// Your details
+/// #[tessera::form]
+/// struct UserDetails {
+///     /// What we call you
+///     #[schemars(title = "Name", length(min = 1))]
+///     name: String,
+///     colour: Option<Colour>,
+/// }
+///
+/// assert_eq!(UserDetails::KEY, "user_details");
+/// ```
 #[proc_macro_attribute]
 pub fn form(args: TokenStream, item: TokenStream) -> TokenStream {
     form::expand(args.into(), item.into())
@@ -41,7 +124,23 @@ pub fn form(args: TokenStream, item: TokenStream) -> TokenStream {
         .into()
 }
 
-/// Derives what a tool's or prompt's arguments type needs: see `tessera::arguments`.
+/// Derives what an arguments type needs (`Deserialize`, `JsonSchema`) through
+/// `tessera`'s re-exports, for `Arguments<T>` and `ToolDef::new`.
+///
+/// ```
+/// /// What to search for.
+/// #[tessera::arguments]
+/// struct Search {
+///     /// Words to look for
+///     query: String,
+/// }
+///
+/// #[tessera::tool]
+/// async fn search(tessera::Arguments(s): tessera::Arguments<Search>) -> String {
+///     format!("searching {}", s.query)
+/// }
+/// assert_eq!(search().definition().input_schema["description"], "What to search for.");
+/// ```
 #[proc_macro_attribute]
 pub fn arguments(args: TokenStream, item: TokenStream) -> TokenStream {
     derives::expand(derives::Role::Arguments, args.into(), item.into())
@@ -49,7 +148,19 @@ pub fn arguments(args: TokenStream, item: TokenStream) -> TokenStream {
         .into()
 }
 
-/// Derives what structured output needs: see `tessera::output`.
+/// Derives what structured output needs (`Serialize`, `JsonSchema`) through
+/// `tessera`'s re-exports, for `Json<T>` results.
+///
+/// ```
+/// #[tessera::output]
+/// struct Weather { celsius: f64 }
+///
+/// #[tessera::tool]
+/// async fn weather() -> tessera::Json<Weather> {
+///     tessera::Json(Weather { celsius: 21.5 })
+/// }
+/// assert!(weather().definition().output_schema.is_some());
+/// ```
 #[proc_macro_attribute]
 pub fn output(args: TokenStream, item: TokenStream) -> TokenStream {
     derives::expand(derives::Role::Output, args.into(), item.into())

@@ -105,13 +105,16 @@ impl McpServerBuilder {
     /// #[derive(Clone)]
     /// struct Prefix(String);
     ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Quote { text: String }
+    ///
     /// let server = McpServer::builder("demo", "1.0.0")
     ///     .request_state(codec)
     ///     .with_state(Prefix("> ".into()))
     ///     .tool(
-    ///         ToolDef::new("quote", |ctx: Context, text: String| async move {
+    ///         ToolDef::new("quote", |ctx: Context, args: Quote| async move {
     ///             let State(Prefix(p)) = State::<Prefix>::from_context(&ctx)?;
-    ///             Ok::<_, tessera_server::HandlerError>(format!("{p}{text}"))
+    ///             Ok::<_, tessera_server::HandlerError>(format!("{p}{}", args.text))
     ///         })
     ///         .needs_state::<Prefix>(),
     ///     )

@@ -41,7 +41,6 @@ mod completion;
 mod context;
 mod dispatch;
 mod envelope;
-mod enveloped;
 mod error;
 mod facts;
 mod form;
@@ -66,8 +65,6 @@ pub use completion::CompletionHandler;
 pub use context::Context;
 pub use dispatch::Handled;
 pub use envelope::check_envelope;
-#[doc(hidden)]
-pub use enveloped::EnvelopedRequest;
 pub use error::{RequestStateFailure, ServerError};
 pub use facts::{Era, RequestFacts};
 pub use form::{Form, FormChoice, FormValue};

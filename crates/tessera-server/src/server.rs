@@ -29,7 +29,33 @@ impl CacheHint {
 /// A stateless MCP server: built once, `Send + Sync`, shared behind an `Arc`.
 ///
 /// Holds no mutable request state; every request is served from its own
-/// context. Dispatch one request with [`McpServer::handle`].
+/// context. Dispatch one request with [`McpServer::handle`]; transports
+/// (HTTP, stdio) do that for you.
+///
+/// ```
+/// use tessera_server::{Context, McpServer, RequestFacts, ToolDef};
+/// use tessera_protocol::JsonRpcRequest;
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Echo { text: String }
+///
+/// let server = McpServer::builder("echo", "1.0.0")
+///     .tool(ToolDef::new("echo", |_ctx: Context, args: Echo| async move { args.text }))
+///     .build()
+///     .unwrap();
+/// let request: JsonRpcRequest<serde_json::Value> = serde_json::from_value(serde_json::json!({
+///     "jsonrpc": "2.0", "id": 7, "method": "tools/list",
+///     "params": {"_meta": {
+///         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+///         "io.modelcontextprotocol/clientCapabilities": {}
+///     }}
+/// })).unwrap();
+/// let response = futures_executor(server.handle(request, RequestFacts::modern()));
+/// assert_eq!(response.to_json()["result"]["tools"][0]["name"], "echo");
+/// # fn futures_executor<F: std::future::Future>(f: F) -> F::Output {
+/// #     tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(f)
+/// # }
+/// ```
 pub struct McpServer {
     pub(crate) info: Implementation,
     pub(crate) audience: String,

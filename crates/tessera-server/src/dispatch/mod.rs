@@ -62,14 +62,16 @@ impl McpServer {
         self.handled(id, out, legacy)
     }
 
-    /// Handles a modern request whose envelope is already read ([`EnvelopedRequest::parse`](crate::EnvelopedRequest::parse)).
-    #[doc(hidden)]
+    /// Handles a modern request whose `_meta` envelope was read while parsing
+    /// ([`EnvelopedRequest::parse`](tessera_protocol::EnvelopedRequest::parse)),
+    /// so dispatch does not read it a second time; transports try this first
+    /// and fall back to [`handle`](McpServer::handle), which names every problem.
     pub async fn handle_enveloped(
         &self,
-        request: crate::EnvelopedRequest,
+        request: tessera_protocol::EnvelopedRequest,
         facts: RequestFacts,
     ) -> Handled {
-        let crate::EnvelopedRequest {
+        let tessera_protocol::EnvelopedRequest {
             id,
             method,
             meta,

@@ -2,12 +2,10 @@
 
 use std::fmt;
 
+use crate::{JsonObject, JsonRpcVersion, RequestId, RequestMeta, STATELESS_PROTOCOL_VERSIONS};
 use serde::Deserialize;
 use serde::de::{self, MapAccess, Visitor};
 use serde_json::Value;
-use tessera_protocol::{
-    JsonObject, JsonRpcVersion, RequestId, RequestMeta, STATELESS_PROTOCOL_VERSIONS,
-};
 
 /// A modern request read straight from the body, when it has the common shape:
 /// one JSON-RPC request whose `params._meta` names a supported version and
@@ -30,7 +28,7 @@ impl EnvelopedRequest {
     /// Reads `body`; `None` when it is not a modern request with a complete, supported envelope.
     ///
     /// ```
-    /// use tessera_server::EnvelopedRequest;
+    /// use tessera_protocol::EnvelopedRequest;
     /// let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{
     ///     "io.modelcontextprotocol/protocolVersion":"2026-07-28",
     ///     "io.modelcontextprotocol/clientCapabilities":{}}}}"#;
