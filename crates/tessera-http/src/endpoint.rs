@@ -51,20 +51,14 @@ impl McpEndpoint {
         {
             return Some(reject::plain(StatusCode::NOT_FOUND, "Not Found"));
         }
-        if head.method == Method::OPTIONS && self.options.cors {
-            return Some(self.preflight(head));
-        }
-        if head.method != Method::POST {
-            let mut r = reject::error(
-                StatusCode::METHOD_NOT_ALLOWED,
+        if head.headers.get_all(header::HOST).iter().nth(1).is_some() {
+            return Some(reject::error(
+                StatusCode::BAD_REQUEST,
                 None,
                 TRANSPORT_ERROR,
-                "Method not allowed.",
+                "Bad Request: more than one Host header",
                 None,
-            );
-            r.headers_mut()
-                .insert(header::ALLOW, HeaderValue::from_static("POST"));
-            return Some(r);
+            ));
         }
         let host = head
             .headers
@@ -92,6 +86,22 @@ impl McpEndpoint {
                     None,
                 ));
             }
+        }
+        // Preflights are answered only for an allowed Host and Origin.
+        if head.method == Method::OPTIONS && self.options.cors {
+            return Some(self.preflight(head));
+        }
+        if head.method != Method::POST {
+            let mut r = reject::error(
+                StatusCode::METHOD_NOT_ALLOWED,
+                None,
+                TRANSPORT_ERROR,
+                "Method not allowed.",
+                None,
+            );
+            r.headers_mut()
+                .insert(header::ALLOW, HeaderValue::from_static("POST"));
+            return Some(r);
         }
         let content_type = head
             .headers

@@ -1,25 +1,82 @@
-//! DNS-rebinding protection: which `Host` and `Origin` values are allowed.
+//! DNS-rebinding protection: `Host` and `Origin` read as RFC 3986 authorities
+//! (no userinfo, brackets only around IPv6 literals, digits-only ports) and
+//! compared with the loopback names and the configured ones.
+
+use std::net::{Ipv4Addr, Ipv6Addr};
 
 use crate::EndpointOptions;
 
-const LOOPBACK_NAMES: &[&str] = &["localhost", "127.0.0.1", "[::1]"];
-
-/// The host name of a `Host` header value, without the port (compare it ignoring case).
-fn host_name(host: &str) -> &str {
-    let host = host.trim();
-    if host.starts_with('[') {
-        // [::1]:8080 -> [::1]
-        return host
-            .find(']')
-            .and_then(|end| host.get(..=end))
-            .unwrap_or(host);
-    }
-    host.split_once(':').map_or(host, |(h, _)| h)
+/// The host of an authority, normalised for comparison.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Host {
+    /// A registered name, lowercased (`localhost`, `mcp.example.com`).
+    Name(String),
+    /// An IPv4 address.
+    V4(Ipv4Addr),
+    /// An IPv6 literal (written in brackets).
+    V6(Ipv6Addr),
 }
 
-/// Whether `name` (a host name from [`host_name`]) is a loopback name.
-fn is_loopback(name: &str) -> bool {
-    LOOPBACK_NAMES.iter().any(|l| l.eq_ignore_ascii_case(name))
+/// Reads `host[:port]`; `None` for anything else (userinfo, paths, stray
+/// brackets, non-digit or out-of-range ports, characters a host cannot have).
+fn parse_authority(text: &str) -> Option<Host> {
+    let (host, port) = if let Some(rest) = text.strip_prefix('[') {
+        let (literal, after) = rest.split_once(']')?;
+        let port = match after {
+            "" => None,
+            p => Some(p.strip_prefix(':')?),
+        };
+        (Host::V6(literal.parse().ok()?), port)
+    } else {
+        let (name, port) = match text.split_once(':') {
+            Some((n, p)) => (n, Some(p)),
+            None => (text, None),
+        };
+        let host = match name.parse::<Ipv4Addr>() {
+            Ok(v4) => Host::V4(v4),
+            Err(_) if is_reg_name(name) => Host::Name(name.to_ascii_lowercase()),
+            Err(_) => return None,
+        };
+        (host, port)
+    };
+    let valid_port = |p: &str| {
+        (1..=5).contains(&p.len())
+            && p.bytes().all(|b| b.is_ascii_digit())
+            && p.parse::<u16>().is_ok()
+    };
+    if port.is_some_and(|p| !valid_port(p)) {
+        return None;
+    }
+    Some(host)
+}
+
+/// A DNS name: labels of letters, digits, `-` and `_`, separated by dots.
+fn is_reg_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 253
+        && name.split('.').all(|label| {
+            !label.is_empty()
+                && label.len() <= 63
+                && label
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        })
+}
+
+fn is_loopback(host: &Host) -> bool {
+    match host {
+        Host::Name(n) => n == "localhost",
+        Host::V4(a) => *a == Ipv4Addr::LOCALHOST,
+        Host::V6(a) => *a == Ipv6Addr::LOCALHOST,
+    }
+}
+
+/// Whether `host` is loopback or one of `allowed` (each a host, with or without a port).
+fn host_in(host: &Host, allowed: &[String]) -> bool {
+    is_loopback(host)
+        || allowed
+            .iter()
+            .any(|a| parse_authority(a).as_ref() == Some(host))
 }
 
 /// Whether a `Host` header value is allowed.
@@ -27,17 +84,11 @@ pub(crate) fn host_allowed(options: &EndpointOptions, host: &str) -> bool {
     if options.any_host {
         return true;
     }
-    let name = host_name(host);
-    is_loopback(name)
-        || options
-            .allowed_hosts
-            .iter()
-            .any(|h| host_name(h).eq_ignore_ascii_case(name))
+    parse_authority(host).is_some_and(|h| host_in(&h, &options.allowed_hosts))
 }
 
 /// Whether an `Origin` header value is allowed: loopback origins on any port, or configured ones.
 pub(crate) fn origin_allowed(options: &EndpointOptions, origin: &str) -> bool {
-    let origin = origin.trim();
     if options
         .allowed_origins
         .iter()
@@ -45,11 +96,11 @@ pub(crate) fn origin_allowed(options: &EndpointOptions, origin: &str) -> bool {
     {
         return true;
     }
-    let Some((scheme, rest)) = origin.split_once("://") else {
+    let Some((scheme, authority)) = origin.split_once("://") else {
         return false;
     };
     (scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https"))
-        && is_loopback(host_name(rest))
+        && parse_authority(authority).is_some_and(|h| is_loopback(&h))
 }
 
 #[cfg(test)]
@@ -64,6 +115,7 @@ mod tests {
             "localhost:8787",
             "127.0.0.1:1",
             "[::1]:80",
+            "[::1]",
             "LOCALHOST",
         ] {
             assert!(host_allowed(&o, h), "{h}");
@@ -84,6 +136,46 @@ mod tests {
             .allow_host("mcp.example.com")
             .allow_origin("https://app.example.com");
         assert!(host_allowed(&o, "mcp.example.com:443"));
+        assert!(host_allowed(&o, "MCP.example.com"));
         assert!(origin_allowed(&o, "https://app.example.com"));
+    }
+
+    /// RFC 3986 §3.2: `authority = [ userinfo "@" ] host [ ":" port ]`; a
+    /// `Host` header carries no userinfo, `port = *DIGIT`, and brackets
+    /// enclose only an IP literal.
+    #[test]
+    fn hosts_that_are_not_plain_authorities_are_refused() {
+        let o = EndpointOptions::default();
+        for h in [
+            "localhost:80@evil.example",
+            "user@localhost",
+            "[::1]evil.example",
+            "[::1]:80x",
+            "[localhost]",
+            "[::1",
+            "localhost:",
+            "localhost:8o",
+            "localhost:99999",
+            "localhost:-1",
+            "localhost:+80",
+            "localhost/evil",
+            "localhost evil",
+            "localhost\tevil",
+            "localhost..",
+            "",
+            ":80",
+            "127.0.0.1:80:80",
+            "[::1]:80:80",
+        ] {
+            assert!(!host_allowed(&o, h), "{h:?}");
+        }
+        for origin in [
+            "http://localhost:80@evil.example",
+            "http://[::1]evil.example",
+            "http://localhost/path",
+            "ftp://localhost",
+        ] {
+            assert!(!origin_allowed(&o, origin), "{origin:?}");
+        }
     }
 }

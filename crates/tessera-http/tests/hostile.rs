@@ -1,0 +1,102 @@
+//! The endpoint against hostile clients, over real sockets on 127.0.0.1:
+//! every loop bounded in count and time. Each test names the hardening rule it
+//! checks (issue #14's list).
+
+use serde_json::{Value, json};
+use tessera_http::EndpointOptions;
+use tessera_server::{Context, Form, HandlerError, McpServer, ToolDef};
+use tessera_state::{KeyRing, RequestStateCodec, StateKey};
+
+mod support;
+use support::{body, raw, start_with};
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Note {
+    #[allow(dead_code)]
+    text: String,
+}
+impl Form for Note {
+    const KEY: &'static str = "note";
+}
+
+fn codec() -> RequestStateCodec {
+    let key = StateKey::from_secret_str("hostile-tests-key-0123456789abcdef").unwrap();
+    RequestStateCodec::new(KeyRing::new("k1", key).unwrap())
+}
+
+fn server() -> McpServer {
+    McpServer::builder("hostile", "1.0.0")
+        .request_state(codec())
+        .tool(ToolDef::new(
+            "echo",
+            |_ctx: Context, args: Value| async move { args.to_string() },
+        ))
+        .tool(ToolDef::new("note", |ctx: Context, _: ()| async move {
+            ctx.ask::<Note>("A note?")?;
+            Ok::<_, HandlerError>("noted")
+        }))
+        .build()
+        .unwrap()
+}
+
+const JSON: (&str, &str) = ("Content-Type", "application/json");
+const ACCEPT: (&str, &str) = ("Accept", "application/json, text/event-stream");
+const VERSION: (&str, &str) = ("MCP-Protocol-Version", "2026-07-28");
+
+/// 8. Host and Origin are RFC 3986 authorities: no userinfo, brackets only
+/// around IPv6 literals, digits-only ports; two Host headers are refused; the
+/// Host check comes before a CORS preflight.
+#[tokio::test]
+async fn hosts_and_origins_are_parsed_strictly() {
+    let addr = start_with(server(), EndpointOptions::default()).await;
+    let list = body(1, "tools/list", json!({}));
+    let headers = |host: &'static str| {
+        vec![
+            ("Host", host),
+            JSON,
+            ACCEPT,
+            VERSION,
+            ("Mcp-Method", "tools/list"),
+        ]
+    };
+    for host in [
+        "localhost:80@evil.example",
+        "[::1]evil.example",
+        "localhost:8o",
+        "user@127.0.0.1",
+    ] {
+        let r = raw(addr, "POST", "/mcp", &headers(host), &list).await;
+        assert_eq!(r.status, 403, "Host {host:?}: {}", r.body);
+    }
+    let r = raw(addr, "POST", "/mcp", &headers("localhost:1"), &list).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let mut two = headers("localhost");
+    two.push(("Host", "evil.example"));
+    let r = raw(addr, "POST", "/mcp", &two, &list).await;
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert!(r.body.contains("more than one Host"), "{}", r.body);
+    // A preflight for a foreign Host is refused, not answered.
+    let preflight = [
+        ("Host", "evil.example"),
+        ("Origin", "http://localhost:5173"),
+        ("Access-Control-Request-Method", "POST"),
+    ];
+    let r = raw(addr, "OPTIONS", "/mcp", &preflight, "").await;
+    assert_eq!(r.status, 403);
+    assert!(r.header("access-control-allow-methods").is_none());
+    let r = raw(
+        addr,
+        "POST",
+        "/mcp",
+        &[
+            JSON,
+            ACCEPT,
+            VERSION,
+            ("Mcp-Method", "tools/list"),
+            ("Origin", "http://localhost:80@evil.example"),
+        ],
+        &list,
+    )
+    .await;
+    assert_eq!(r.status, 403, "{}", r.body);
+}
