@@ -345,9 +345,19 @@ impl RequestStateCodec {
                 detail: "expiry precedes issue time",
             });
         }
-        if now_unix >= claims.exp {
+        // This instance's own TTL bounds every ticket, whatever its `exp`
+        // says: one minted by an instance with a longer TTL (sharing the key)
+        // expires here once `iat` + this TTL + the clock skew is past. The
+        // skew allowed is never longer than the TTL itself.
+        let skew = MAX_CLOCK_SKEW_SECS.min(inner.ttl_secs);
+        let expires_here = claims.exp.min(
+            claims
+                .iat
+                .saturating_add(inner.ttl_secs.saturating_add(skew)),
+        );
+        if now_unix >= expires_here {
             return Err(OpenError::Expired {
-                expires_at: claims.exp,
+                expires_at: expires_here,
                 now: now_unix,
             });
         }
@@ -365,7 +375,7 @@ impl RequestStateCodec {
             payload,
             ticket_id: B64.encode(claims.jti),
             issued_at: claims.iat,
-            expires_at: claims.exp,
+            expires_at: expires_here,
         })
     }
 }

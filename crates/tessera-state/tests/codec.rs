@@ -521,6 +521,54 @@ fn expired_and_not_yet_valid_tickets_are_rejected() {
     }
 }
 
+/// Issue #14, 5: "The server's own TTL bounds every ticket at open (`iat` +
+/// TTL + skew), whatever `exp` says" — the skew never longer than the TTL.
+#[test]
+fn the_opening_instance_ttl_bounds_a_ticket_minted_with_a_longer_one() {
+    for mode in MODES {
+        let long = codec(mode);
+        let short = RequestStateCodec::builder(KeyRing::new("k1", key(SECRET_1)).expect("ring"))
+            .mode(mode)
+            .ttl(Duration::from_secs(2))
+            .build()
+            .expect("codec");
+        let token = long.seal_at(&Step::Start, &binding(), NOW).expect("seal");
+        assert!(long.open_at::<Step>(&token, &binding(), NOW + 5).is_ok());
+        let opened = short
+            .open_at::<Step>(&token, &binding(), NOW + 3)
+            .expect("within TTL + skew");
+        assert_eq!(
+            opened.expires_at,
+            NOW + 4,
+            "the ledger keeps it as long as it opens"
+        );
+        let error = short
+            .open_at::<Step>(&token, &binding(), NOW + 4)
+            .expect_err("past this instance's TTL");
+        assert!(
+            matches!(error, OpenError::Expired { expires_at, .. } if expires_at == NOW + 4),
+            "{error:?}"
+        );
+        // A 600 s instance allows the whole 60 s skew past its own TTL, no more.
+        let forged_long =
+            RequestStateCodec::builder(KeyRing::new("k1", key(SECRET_1)).expect("ring"))
+                .mode(mode)
+                .ttl(Duration::from_secs(86_400))
+                .build()
+                .expect("codec")
+                .seal_at(&Step::Start, &binding(), NOW)
+                .expect("seal");
+        assert!(
+            long.open_at::<Step>(&forged_long, &binding(), NOW + 659)
+                .is_ok()
+        );
+        assert!(
+            long.open_at::<Step>(&forged_long, &binding(), NOW + 660)
+                .is_err()
+        );
+    }
+}
+
 #[test]
 fn ttl_is_configurable_finite_and_positive() {
     let ring = || KeyRing::new("k1", key(SECRET_1)).expect("ring");

@@ -342,6 +342,39 @@ fn an_expired_ticket_is_refused() {
     assert_eq!(r["error"]["code"], -32602, "{r}");
 }
 
+/// Issue #14, 5: an instance's own TTL bounds every ticket at open, so a
+/// ticket minted by a 600 s instance does not outlive a 2 s instance's TTL
+/// (plus a skew no longer than it) there, though both share the key.
+#[test]
+fn a_short_ttl_instance_refuses_tickets_minted_with_a_longer_one() {
+    let long = start(&["--ttl", "600"]);
+    let short = start(&["--ttl", "2"]);
+    let mut on_long = Client {
+        addr: &long.addr,
+        id: 0,
+    };
+    let mut on_short = Client {
+        addr: &short.addr,
+        id: 0,
+    };
+    let s = state(&on_long.counter(10.0, None, None));
+    let answer = || Some(json!({"amount": accept(json!({"amount": 5}))}));
+    // Within the short TTL both instances open it.
+    let r = on_short.counter(10.0, Some(&s), answer());
+    assert!(
+        r["result"]["inputRequests"]["confirmation"].is_object(),
+        "{r}"
+    );
+    std::thread::sleep(Duration::from_millis(5200));
+    let r = on_short.counter(10.0, Some(&s), answer());
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    let r = on_long.counter(10.0, Some(&s), answer());
+    assert!(
+        r["result"]["inputRequests"]["confirmation"].is_object(),
+        "{r}"
+    );
+}
+
 fn run_to_exit(dir: &TempDir, key: Option<&str>) -> (i32, String) {
     let out = command(dir, key, &[]).output().unwrap();
     (
