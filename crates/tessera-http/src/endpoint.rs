@@ -337,6 +337,22 @@ impl McpEndpoint {
         if let Err(m) = check_method_and_name(&head.headers, request.method(), request.target()) {
             return reject::header_mismatch(Some(request.id().clone()), &m.header, &m.body);
         }
+        // A name with control characters is refused before it reaches a log or a handler.
+        if let Some(field) = tessera_protocol::name_param(request.method())
+            && request
+                .target()
+                .is_some_and(|t| t.chars().any(char::is_control))
+        {
+            let error = tessera_server::ServerError::invalid_params(format!(
+                "Invalid {} request: params.{field} contains control characters",
+                request.method()
+            ));
+            return reject::rpc_error(
+                status_for(&error),
+                Some(request.id().clone()),
+                error.to_error_object(),
+            );
+        }
         self.dispatch(request, facts).await
     }
 

@@ -40,9 +40,11 @@ impl RequestLog {
                 started,
             };
         }
+        // Request-derived text is escaped: no newline, ESC or quote reaches the log as itself.
         Self {
-            method: method.to_owned(),
-            target: target.unwrap_or("").to_owned(),
+            method: method.escape_debug().to_string(),
+            target: target.unwrap_or("").escape_debug().to_string(),
+            // Ids display as JSON, which escapes them already.
             id: id.to_string(),
             started,
         }
@@ -223,5 +225,48 @@ impl Drop for EventStream {
                 "client went away mid-stream; handler cancelled"
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+
+    /// A writer the test can read back.
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Captured {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// Issue #14, 3: every request-derived value in logs is escaped.
+    #[test]
+    fn request_derived_values_are_escaped_in_the_log() {
+        let out = Captured::default();
+        let writer = out.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .with_ansi(false)
+            .finish();
+        tracing::subscriber::with_default(subscriber, || {
+            let id = RequestId::String("7\nfake line".into());
+            let log = RequestLog::new("tools/call", Some("x\n\u{1b}[31mINFO forged"), &id);
+            log.finish(StatusCode::OK, "complete", None);
+        });
+        let text = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
+        assert_eq!(text.lines().count(), 1, "{text}");
+        assert!(!text.contains('\u{1b}'), "{text}");
+        assert!(text.contains(r"x\n\u{1b}[31mINFO forged"), "{text}");
+        assert!(text.contains(r#"id="7\nfake line""#), "{text}");
     }
 }

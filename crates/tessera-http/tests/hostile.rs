@@ -100,3 +100,41 @@ async fn hosts_and_origins_are_parsed_strictly() {
     .await;
     assert_eq!(r.status, 403, "{}", r.body);
 }
+
+/// 3. A tool name with control characters is refused before it reaches a log
+/// or a handler, even when `Mcp-Name: =?base64?…?=` mirrors it exactly.
+#[tokio::test]
+async fn names_with_control_characters_are_refused() {
+    let addr = start_with(server(), EndpointOptions::default()).await;
+    let forged = "echo\n\u{1b}[31mINFO request finished method=tools/call";
+    let header = tessera_protocol::encode_header_value(forged);
+    let call = body(
+        3,
+        "tools/call",
+        json!({"name": forged, "arguments": {"a": 1}}),
+    );
+    let r = raw(
+        addr,
+        "POST",
+        "/mcp",
+        &[
+            JSON,
+            ACCEPT,
+            VERSION,
+            ("Mcp-Method", "tools/call"),
+            ("Mcp-Name", &header),
+        ],
+        &call,
+    )
+    .await;
+    let reply = r.json();
+    assert_eq!(reply["id"], 3, "{reply}");
+    assert_eq!(reply["error"]["code"], -32602, "{reply}");
+    assert!(
+        reply["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("params.name contains control characters"),
+        "{reply}"
+    );
+}

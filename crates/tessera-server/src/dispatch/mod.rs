@@ -115,7 +115,7 @@ impl McpServer {
 
     /// Handles a notification: nothing to answer; noted in the log.
     pub fn handle_notification(&self, method: &str) {
-        tracing::debug!(method, "notification received");
+        tracing::debug!(method = %method.escape_debug(), "notification received");
     }
 
     /// One method table for both eras: modern requests carry `_meta` and may
@@ -185,6 +185,11 @@ fn required_str<'a>(
     method: &str,
 ) -> Result<&'a str, ServerError> {
     match params.and_then(|p| p.get(key)) {
+        Some(Value::String(s)) if s.chars().any(char::is_control) => {
+            Err(ServerError::invalid_params(format!(
+                "Invalid {method} request: params.{key} contains control characters"
+            )))
+        }
         Some(Value::String(s)) => Ok(s),
         Some(_) => Err(ServerError::invalid_params(format!(
             "Invalid {method} request: params.{key} must be a string"
