@@ -7,7 +7,7 @@ use http::request::Parts;
 use http::{HeaderValue, Method, Response, StatusCode, header};
 use serde_json::Value;
 use tessera_protocol::{
-    EnvelopedRequest, INVALID_REQUEST, JsonRpcMessage, JsonRpcRequest, MessageError, PARSE_ERROR,
+    DuplicateMember, EnvelopedRequest, INVALID_PARAMS, first_duplicate_member, INVALID_REQUEST, JsonRpcMessage, JsonRpcRequest, MessageError, PARSE_ERROR,
     PROTOCOL_VERSION_KEY, RequestId, STATELESS_PROTOCOL_VERSIONS, TRANSPORT_ERROR,
 };
 use tessera_server::{McpServer, RequestFacts};
@@ -202,6 +202,28 @@ impl McpEndpoint {
             }
         };
         let id_hint = value.get("id").and_then(RequestId::from_value);
+        // The fast path refuses duplicates by construction; here they are named.
+        match first_duplicate_member(&body) {
+            None => {}
+            Some(DuplicateMember::Envelope(key)) => {
+                return reject::error(
+                    StatusCode::BAD_REQUEST,
+                    id_hint,
+                    INVALID_REQUEST,
+                    format!("Bad Request: the request names member {key:?} more than once"),
+                    None,
+                );
+            }
+            Some(DuplicateMember::Params(key)) => {
+                return reject::error(
+                    StatusCode::BAD_REQUEST,
+                    id_hint,
+                    INVALID_PARAMS,
+                    format!("Invalid params: params names member {key:?} more than once"),
+                    None,
+                );
+            }
+        }
         let message = match JsonRpcMessage::from_value(value) {
             Ok(m) => m,
             Err(MessageError::Batch) => {

@@ -138,3 +138,52 @@ async fn names_with_control_characters_are_refused() {
         "{reply}"
     );
 }
+
+/// 8. Duplicate keys in the JSON-RPC envelope (-32600) or in `params`
+/// (-32602) are refused, not resolved "last one wins".
+#[tokio::test]
+async fn duplicate_members_are_refused() {
+    let addr = start_with(server(), EndpointOptions::default()).await;
+    let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+    let headers = [
+        JSON,
+        ACCEPT,
+        VERSION,
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", "echo"),
+    ];
+    let cases = [
+        (
+            format!(
+                r#"{{"jsonrpc":"2.0","id":4,"method":"tools/call","method":"tools/list","params":{{"name":"echo",{meta}}}}}"#
+            ),
+            -32600,
+            "\"method\"",
+        ),
+        (
+            format!(
+                r#"{{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{{"name":"note","name":"echo",{meta}}}}}"#
+            ),
+            -32602,
+            "\"name\"",
+        ),
+        (
+            format!(
+                r#"{{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{{"name":"echo","requestState":"a","requestState":"b",{meta}}}}}"#
+            ),
+            -32602,
+            "\"requestState\"",
+        ),
+    ];
+    for (body, code, named) in cases {
+        let r = raw(addr, "POST", "/mcp", &headers, &body).await;
+        assert_eq!(r.status, 400, "{body}: {}", r.body);
+        let reply = r.json();
+        assert_eq!(reply["error"]["code"], code, "{reply}");
+        assert_eq!(reply["id"], 4, "{reply}");
+        assert!(
+            reply["error"]["message"].as_str().unwrap().contains(named),
+            "{reply}"
+        );
+    }
+}

@@ -96,7 +96,11 @@ impl<'de> Deserialize<'de> for Params {
                         }
                         params.meta = Some(map.next_value()?);
                     } else {
-                        params.rest.insert(key, map.next_value::<Value>()?);
+                        let value = map.next_value::<Value>()?;
+                        // A member named twice goes to the general path, which refuses it.
+                        if params.rest.insert(key, value).is_some() {
+                            return Err(de::Error::custom("duplicate member in params"));
+                        }
                     }
                 }
                 Ok(params)
@@ -152,6 +156,9 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}}}"#.to_owned(),
             r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":"all"}}}"#.to_owned(),
             format!(r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{{{META},{META}}}}}"#),
+            // a member named twice, in the request or in params
+            format!(r#"{{"jsonrpc":"2.0","id":1,"id":2,"method":"m","params":{{{META}}}}}"#),
+            format!(r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{{"name":"a","name":"b",{META}}}}}"#),
         ];
         for body in cases {
             assert!(EnvelopedRequest::parse(body.as_bytes()).is_none(), "{body}");
