@@ -7,8 +7,9 @@ use http::request::Parts;
 use http::{HeaderValue, Method, Response, StatusCode, header};
 use serde_json::Value;
 use tessera_protocol::{
-    DuplicateMember, EnvelopedRequest, INVALID_PARAMS, first_duplicate_member, INVALID_REQUEST, JsonRpcMessage, JsonRpcRequest, MessageError, PARSE_ERROR,
-    PROTOCOL_VERSION_KEY, RequestId, STATELESS_PROTOCOL_VERSIONS, TRANSPORT_ERROR,
+    DuplicateMember, EnvelopedRequest, INVALID_PARAMS, INVALID_REQUEST, JsonRpcMessage,
+    JsonRpcRequest, MessageError, PARSE_ERROR, PROTOCOL_VERSION_KEY, RequestId,
+    STATELESS_PROTOCOL_VERSIONS, TRANSPORT_ERROR, first_duplicate_member,
 };
 use tessera_server::{McpServer, RequestFacts};
 

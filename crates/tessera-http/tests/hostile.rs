@@ -8,7 +8,30 @@ use tessera_server::{Context, Form, HandlerError, McpServer, ToolDef};
 use tessera_state::{KeyRing, RequestStateCodec, StateKey};
 
 mod support;
-use support::{body, raw, start_with};
+use support::{Reply, body, raw, start_with};
+
+/// A `tools/call` of `tool` over raw HTTP, with `extra` params.
+async fn call(addr: std::net::SocketAddr, id: i64, tool: &str, extra: Value) -> Reply {
+    let mut params = json!({"name": tool, "arguments": {}});
+    for (k, v) in extra.as_object().into_iter().flatten() {
+        params[k] = v.clone();
+    }
+    let headers = [
+        JSON,
+        ACCEPT,
+        VERSION,
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", tool),
+    ];
+    raw(
+        addr,
+        "POST",
+        "/mcp",
+        &headers,
+        &body(id, "tools/call", params),
+    )
+    .await
+}
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 struct Note {
@@ -17,6 +40,24 @@ struct Note {
 }
 impl Form for Note {
     const KEY: &'static str = "note";
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct First {
+    #[allow(dead_code)]
+    text: String,
+}
+impl Form for First {
+    const KEY: &'static str = "first";
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Second {
+    #[allow(dead_code)]
+    text: String,
+}
+impl Form for Second {
+    const KEY: &'static str = "second";
 }
 
 fn codec() -> RequestStateCodec {
@@ -34,6 +75,12 @@ fn server() -> McpServer {
         .tool(ToolDef::new("note", |ctx: Context, _: ()| async move {
             ctx.ask::<Note>("A note?")?;
             Ok::<_, HandlerError>("noted")
+        }))
+        .tool(ToolDef::new("three", |ctx: Context, _: ()| async move {
+            ctx.ask::<Note>("A note?")?;
+            ctx.ask::<First>("More?")?;
+            ctx.ask::<Second>("Even more?")?;
+            Ok::<_, HandlerError>("all noted")
         }))
         .build()
         .unwrap()
@@ -186,4 +233,48 @@ async fn duplicate_members_are_refused() {
             "{reply}"
         );
     }
+}
+
+/// 6. Answers are capped at intake (an oversized one is asked again), and a
+/// ticket that would exceed its budget is the client's fault: -32602 with a
+/// reason a person can act on, never -32603.
+#[tokio::test]
+async fn answers_cannot_inflate_tickets_into_a_server_error() {
+    let addr = start_with(server(), EndpointOptions::default()).await;
+    let accept = |text: String| json!({"action": "accept", "content": {"text": text}});
+    let r1 = call(addr, 1, "three", json!({})).await.json();
+    let s1 = r1["result"]["requestState"].clone();
+    // One answer over the per-answer cap: not taken, asked again.
+    let big = call(
+        addr,
+        2,
+        "three",
+        json!({"requestState": s1, "inputResponses": {"note": accept("x".repeat(9000))}}),
+    )
+    .await
+    .json();
+    assert!(big["result"]["inputRequests"]["note"].is_object(), "{big}");
+    // Answers under the cap that together outgrow the ticket: -32602, named.
+    let r2 = call(
+        addr,
+        3,
+        "three",
+        json!({"requestState": s1, "inputResponses": {"note": accept("a".repeat(7000))}}),
+    )
+    .await
+    .json();
+    let s2 = r2["result"]["requestState"].clone();
+    assert!(s2.is_string(), "{r2}");
+    let r3 = call(
+        addr,
+        4,
+        "three",
+        json!({"requestState": s2, "inputResponses": {"first": accept("b".repeat(7000))}}),
+    )
+    .await
+    .json();
+    assert_eq!(r3["error"]["code"], -32602, "{r3}");
+    let message = r3["error"]["message"].as_str().unwrap();
+    assert!(message.contains("too large to carry"), "{message}");
+    assert!(message.contains("Give shorter answers"), "{message}");
 }

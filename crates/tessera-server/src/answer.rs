@@ -62,7 +62,15 @@ pub(crate) fn carried(
     (accepted, other)
 }
 
-/// Reads the answers to exactly the keys that were asked; other keys are ignored.
+/// The largest answer taken, in bytes of JSON: answers travel in the ticket.
+pub(crate) const MAX_ANSWER_BYTES: usize = 8 * 1024;
+
+/// The most answer bytes one request may bring (the ticket's budget is 16 KiB of base64).
+pub(crate) const MAX_ANSWERS_BYTES: usize = 12 * 1024;
+
+/// Reads the answers to exactly the keys that were asked; other keys are
+/// ignored. An answer over [`MAX_ANSWER_BYTES`], or past [`MAX_ANSWERS_BYTES`]
+/// for the request, is invalid (and so asked again), not carried.
 pub(crate) fn collect(
     asked: &IndexMap<String, Asked>,
     responses: Option<JsonObject>,
@@ -71,12 +79,44 @@ pub(crate) fn collect(
     let Some(mut responses) = responses else {
         return slots;
     };
+    let mut total = 0;
     for (key, kind) in asked {
         if let Some(response) = responses.remove(key) {
-            slots.insert(key.clone(), read(kind, response));
+            let len = json_len(&response);
+            total += len;
+            let slot = if len > MAX_ANSWER_BYTES {
+                Slot::Invalid(format!(
+                    "the answer is {len} bytes of JSON; an answer may be at most {MAX_ANSWER_BYTES}"
+                ))
+            } else if total > MAX_ANSWERS_BYTES {
+                Slot::Invalid(format!(
+                    "the answers of this request exceed {MAX_ANSWERS_BYTES} bytes of JSON together"
+                ))
+            } else {
+                read(kind, response)
+            };
+            slots.insert(key.clone(), slot);
         }
     }
     slots
+}
+
+/// The length of `value` as compact JSON, counted without building the text.
+fn json_len(value: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Writing to a counter cannot fail.
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
 }
 
 fn read(kind: &Asked, response: Value) -> Slot {

@@ -352,11 +352,16 @@ impl McpServer {
             accepted,
             other,
         };
-        let token = codec
-            .seal(&next, binding)
-            .map_err(|e| ServerError::Internal {
-                message: format!("cannot seal requestState: {e}"),
-            })?;
+        let token = codec.seal(&next, binding).map_err(|e| match e {
+            // Answers are capped at intake, so what overflows is what the client kept adding.
+            tessera_state::SealError::TooLarge { len, max } => ServerError::invalid_params(format!(
+                "The answers given so far are too large to carry to the next round (the requestState \
+                 would be {len} bytes; the limit is {max}). Give shorter answers, or start the call again."
+            )),
+            other => ServerError::Internal {
+                message: format!("cannot seal requestState: {other}"),
+            },
+        })?;
         let input_requests = (!questions.is_empty()).then(|| {
             questions
                 .into_iter()
