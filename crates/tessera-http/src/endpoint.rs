@@ -412,7 +412,11 @@ impl McpEndpoint {
                         .err()
                         .map(tessera_server::ServerError::code),
                 );
-                reject::json(status, handled.to_bytes())
+                let mut response = reject::json(status, handled.to_bytes());
+                if let Err(e) = &handled.result {
+                    reject::add_retry_after(e, &mut response);
+                }
+                response
             }
             Start::Streaming(stream) => {
                 let mut response = Response::new(McpBody::stream(stream));

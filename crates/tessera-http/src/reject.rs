@@ -12,6 +12,7 @@ use crate::McpBody;
 pub(crate) fn status_for(error: &ServerError) -> StatusCode {
     match error {
         ServerError::MethodNotFound { .. } => StatusCode::NOT_FOUND,
+        ServerError::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
         e if e.is_envelope_error() => StatusCode::BAD_REQUEST,
         _ => StatusCode::OK,
     }
@@ -38,6 +39,18 @@ pub(crate) fn rpc_error(
         status,
         serde_json::to_vec(&JsonRpcErrorResponse::new(id, error)).unwrap_or_default(),
     )
+}
+
+/// `Retry-After` on the answer to a request the server could not take now.
+pub(crate) fn add_retry_after(error: &ServerError, response: &mut Response<McpBody>) {
+    if let ServerError::Unavailable {
+        retry_after_secs, ..
+    } = error
+    {
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(*retry_after_secs));
+    }
 }
 
 /// A JSON-RPC error with `code`, `message` and optional `data`.

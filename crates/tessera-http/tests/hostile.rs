@@ -278,3 +278,54 @@ async fn answers_cannot_inflate_tickets_into_a_server_error() {
     assert!(message.contains("too large to carry"), "{message}");
     assert!(message.contains("Give shorter answers"), "{message}");
 }
+
+/// 7. A flood of single-use redemptions cannot turn the ledger against other
+/// users: when a redemption cannot be recorded the answer is 503 with
+/// `Retry-After`, never a second acceptance and never -32603.
+#[tokio::test]
+async fn a_full_ledger_answers_503_with_retry_after() {
+    let server = McpServer::builder("ledger", "1.0.0")
+        .request_state(codec())
+        .ticket_ledger(std::sync::Arc::new(tessera_state::MemoryLedger::new(2)))
+        .tool(
+            ToolDef::new("redeem", |ctx: Context, _: ()| async move {
+                if ctx.carried::<u8>().is_some() {
+                    return Ok("redeemed");
+                }
+                ctx.carry(&1u8)?;
+                Err::<&str, HandlerError>(ctx.come_back().into())
+            })
+            .single_use(),
+        )
+        .build()
+        .unwrap();
+    let addr = start_with(server, EndpointOptions::default()).await;
+    let mut tickets = Vec::new();
+    for id in 0..3 {
+        let r = call(addr, id, "redeem", json!({})).await.json();
+        tickets.push(r["result"]["requestState"].clone());
+    }
+    for (i, ticket) in tickets.iter().take(2).enumerate() {
+        let r = call(
+            addr,
+            10 + i as i64,
+            "redeem",
+            json!({"requestState": ticket}),
+        )
+        .await;
+        assert_eq!(r.json()["result"]["content"][0]["text"], "redeemed");
+    }
+    let full = call(addr, 20, "redeem", json!({"requestState": tickets[2]})).await;
+    assert_eq!(full.status, 503, "{}", full.body);
+    let retry: u64 = full.header("retry-after").unwrap().parse().unwrap();
+    assert!((1..=660).contains(&retry), "{retry}");
+    let error = &full.json()["error"];
+    assert_eq!(error["code"], -32000, "{error}");
+    assert!(
+        error["message"].as_str().unwrap().contains("retry in"),
+        "{error}"
+    );
+    // The redeemed tickets stay redeemed.
+    let replay = call(addr, 21, "redeem", json!({"requestState": tickets[0]})).await;
+    assert_eq!(replay.json()["error"]["code"], -32602);
+}

@@ -138,7 +138,8 @@ impl McpServerBuilder {
         self
     }
 
-    /// The ledger single-use tools redeem tickets through (default: in memory, 100,000 entries).
+    /// The ledger single-use tools redeem tickets through (default: in memory,
+    /// sized by the codec's TTL: [`MemoryLedger::for_ttl`](tessera_state::MemoryLedger::for_ttl)).
     pub fn ticket_ledger(mut self, ledger: Arc<dyn TicketLedger>) -> Self {
         self.ledger = Some(ledger);
         self
@@ -239,8 +240,12 @@ impl McpServerBuilder {
                     "single-use tools redeem tickets through an in-memory ledger: with several \
                      instances behind a load balancer, configure a shared one (McpServerBuilder::ticket_ledger)"
                 );
-                Some(Arc::new(MemoryLedger::new(MemoryLedger::DEFAULT_CAPACITY))
-                    as Arc<dyn TicketLedger>)
+                // Sized so that only a flood lasting a whole TTL could fill it.
+                let ttl = self
+                    .codec
+                    .as_ref()
+                    .map_or(tessera_state::DEFAULT_TTL, RequestStateCodec::ttl);
+                Some(Arc::new(MemoryLedger::for_ttl(ttl)) as Arc<dyn TicketLedger>)
             }
             None => None,
         };

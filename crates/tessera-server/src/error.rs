@@ -4,7 +4,8 @@ use serde_json::json;
 use tessera_protocol::{
     ClientCapabilities, ErrorObject, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST,
     METHOD_NOT_FOUND, MISSING_REQUIRED_CLIENT_CAPABILITY, MissingCapabilityData,
-    STATELESS_PROTOCOL_VERSIONS, UNSUPPORTED_PROTOCOL_VERSION, UnsupportedVersionData,
+    STATELESS_PROTOCOL_VERSIONS, TRANSPORT_ERROR, UNSUPPORTED_PROTOCOL_VERSION,
+    UnsupportedVersionData,
 };
 use tessera_state::OpenError;
 
@@ -68,6 +69,14 @@ pub enum ServerError {
         /// The full explanation.
         message: String,
     },
+    /// The server cannot take the request now, through no fault of the
+    /// request (-32000; HTTP 503 with `Retry-After`).
+    Unavailable {
+        /// What is unavailable (safe to show).
+        message: String,
+        /// Seconds after which a retry may succeed.
+        retry_after_secs: u64,
+    },
     /// The server failed (-32603).
     Internal {
         /// What failed (safe to show).
@@ -125,6 +134,7 @@ impl ServerError {
             Self::MethodNotFound { .. } => METHOD_NOT_FOUND,
             Self::MissingCapability { .. } => MISSING_REQUIRED_CLIENT_CAPABILITY,
             Self::LegacyInputRequired { .. } => INVALID_REQUEST,
+            Self::Unavailable { .. } => TRANSPORT_ERROR,
             Self::Internal { .. } => INTERNAL_ERROR,
         }
     }
@@ -198,7 +208,9 @@ impl ServerError {
             .with_data(json!(MissingCapabilityData {
                 required_capabilities: (**required).clone()
             })),
-            Self::LegacyInputRequired { message } | Self::Internal { message } => {
+            Self::LegacyInputRequired { message }
+            | Self::Internal { message }
+            | Self::Unavailable { message, .. } => {
                 ErrorObject::new(code, message.clone())
             }
         }

@@ -234,10 +234,14 @@ pub enum LedgerError {
     #[error("requestState ticket was already used")]
     AlreadyUsed,
     /// The ledger is full of unexpired tickets; it refuses rather than forget one (fail closed).
-    #[error("requestState ledger is full ({capacity} unexpired tickets)")]
+    #[error(
+        "requestState ledger is full ({capacity} unexpired tickets; a place frees in {retry_after_secs} s)"
+    )]
     LedgerFull {
         /// The ledger's capacity.
         capacity: usize,
+        /// Seconds until the oldest entry expires and frees a place.
+        retry_after_secs: u64,
     },
     /// The ledger's backing store failed (for ledgers other than `MemoryLedger`).
     #[error("requestState ledger backend failed: {0}")]

@@ -65,15 +65,47 @@ pub struct MemoryLedger {
 
 #[derive(Default)]
 struct State {
-    /// Ids currently recorded.
-    ids: HashSet<Arc<str>>,
+    /// Ids currently recorded, compactly (see [`compact_id`]).
+    ids: HashSet<u128>,
     /// The same ids ordered by expiry, for purging.
-    by_expiry: BTreeSet<(u64, Arc<str>)>,
+    by_expiry: BTreeSet<(u64, u128)>,
+}
+
+/// A ticket id in 16 bytes: the codec's ids are 16 random bytes in base64,
+/// kept as they are; any other string is folded with 128-bit FNV-1a.
+fn compact_id(ticket_id: &str) -> u128 {
+    use base64::Engine as _;
+    let mut raw = [0u8; 16];
+    if let Ok(16) = crate::token::B64.decode_slice(ticket_id, &mut raw) {
+        return u128::from_be_bytes(raw);
+    }
+    const OFFSET: u128 = 0x6c62272e07bb014262b821756295c58d;
+    const PRIME: u128 = 0x0000000001000000000000000000013B;
+    ticket_id
+        .bytes()
+        .fold(OFFSET, |h, b| (h ^ u128::from(b)).wrapping_mul(PRIME))
 }
 
 impl MemoryLedger {
     /// Capacity of [`MemoryLedger::default`]: 100 000 unexpired tickets.
     pub const DEFAULT_CAPACITY: usize = 100_000;
+
+    /// Redemptions per second a ledger made by [`for_ttl`](MemoryLedger::for_ttl) absorbs for a whole TTL.
+    pub const SUSTAINED_REDEMPTIONS_PER_SEC: usize = 2_000;
+
+    /// A ledger sized for tickets living `ttl`: it fills only if single-use
+    /// tickets are redeemed faster than [`SUSTAINED_REDEMPTIONS_PER_SEC`](Self::SUSTAINED_REDEMPTIONS_PER_SEC)
+    /// for a whole TTL (an entry takes about 50 bytes: 60 MB at most for 600 s).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let ledger = tessera_state::MemoryLedger::for_ttl(Duration::from_secs(600));
+    /// assert_eq!(ledger.capacity(), 1_200_000);
+    /// ```
+    pub fn for_ttl(ttl: std::time::Duration) -> Self {
+        let secs = usize::try_from(ttl.as_secs()).unwrap_or(usize::MAX).max(1);
+        Self::new(secs.saturating_mul(Self::SUSTAINED_REDEMPTIONS_PER_SEC))
+    }
 
     /// A ledger holding at most `capacity` unexpired ticket ids (0 refuses every ticket).
     pub fn new(capacity: usize) -> Self {
@@ -113,21 +145,27 @@ impl MemoryLedger {
         expires_at: u64,
         now_unix: u64,
     ) -> Result<(), LedgerError> {
+        let id = compact_id(ticket_id);
         let mut state = self.lock();
         state.purge(now_unix);
-        if state.ids.contains(ticket_id) {
+        if state.ids.contains(&id) {
             return Err(LedgerError::AlreadyUsed);
         }
         if expires_at <= now_unix {
             return Ok(());
         }
         if state.ids.len() >= self.capacity {
+            // The oldest entry frees its place when it expires.
+            let retry_after_secs = state
+                .by_expiry
+                .first()
+                .map_or(1, |(oldest, _)| oldest.saturating_sub(now_unix).max(1));
             return Err(LedgerError::LedgerFull {
                 capacity: self.capacity,
+                retry_after_secs,
             });
         }
-        let id: Arc<str> = Arc::from(ticket_id);
-        state.by_expiry.insert((expires_at, Arc::clone(&id)));
+        state.by_expiry.insert((expires_at, id));
         state.ids.insert(id);
         Ok(())
     }
@@ -254,7 +292,14 @@ mod tests {
         ledger.consume_at("a", NOW + 100, NOW).expect("room");
         ledger.consume_at("b", NOW + 200, NOW).expect("room");
         let full = ledger.consume_at("c", NOW + 300, NOW + 1);
-        assert!(matches!(full, Err(LedgerError::LedgerFull { capacity: 2 })));
+        // A place frees when "a" expires, 99 s later.
+        assert!(matches!(
+            full,
+            Err(LedgerError::LedgerFull {
+                capacity: 2,
+                retry_after_secs: 99
+            })
+        ));
         // The live tickets are still remembered.
         assert!(matches!(
             ledger.consume_at("a", NOW + 100, NOW + 1),
@@ -271,11 +316,20 @@ mod tests {
     }
 
     #[test]
+    fn codec_ids_are_kept_in_sixteen_bytes_and_other_strings_hashed() {
+        let id = "AAECAwQFBgcICQoLDA0ODw";
+        assert_eq!(compact_id(id), 0x000102030405060708090a0b0c0d0e0f);
+        assert_ne!(compact_id("ticket-a"), compact_id("ticket-b"));
+        let ledger = MemoryLedger::for_ttl(std::time::Duration::from_secs(2));
+        assert_eq!(ledger.capacity(), 4_000);
+    }
+
+    #[test]
     fn zero_capacity_refuses_everything() {
         let ledger = MemoryLedger::new(0);
         assert!(matches!(
             ledger.consume_at("a", NOW + 1, NOW),
-            Err(LedgerError::LedgerFull { capacity: 0 })
+            Err(LedgerError::LedgerFull { capacity: 0, .. })
         ));
     }
 

@@ -54,13 +54,20 @@ impl McpServer {
                 Err(tessera_state::LedgerError::AlreadyUsed) => {
                     return Err(fail(RequestStateFailure::AlreadyUsed("already_used")));
                 }
-                // A full or failing ledger is the server's problem, not a bad ticket: fail closed, retryably.
+                // A full or failing ledger is not a bad ticket: fail closed, retryably (never a second acceptance).
                 Err(e) => {
                     tracing::warn!(error = %e, "ticket ledger refused a redemption");
-                    return Err(ServerError::Internal {
-                        message:
-                            "the server cannot record single-use tickets right now; try again later"
-                                .into(),
+                    let retry_after_secs = match e {
+                        tessera_state::LedgerError::LedgerFull {
+                            retry_after_secs, ..
+                        } => retry_after_secs,
+                        _ => 5,
+                    };
+                    return Err(ServerError::Unavailable {
+                        message: format!(
+                            "Service Unavailable: this server cannot record single-use requestState tickets right now; retry in {retry_after_secs} s"
+                        ),
+                        retry_after_secs,
                     });
                 }
             }
