@@ -1,6 +1,8 @@
 //! Randomness for ticket ids and nonces: a per-thread ChaCha20 generator
 //! seeded from the operating system and reseeded after [`RESEED_AFTER`]
-//! bytes, so sealing a ticket costs no system call.
+//! bytes, and in a process other than the one that seeded it: a forked child
+//! inherits the parent's generator state and would otherwise draw the same
+//! nonces. Sealing a ticket costs no `getrandom` call.
 
 use std::cell::RefCell;
 
@@ -14,6 +16,8 @@ const RESEED_AFTER: usize = 64 * 1024;
 struct ThreadRandom {
     rng: ChaCha20Rng,
     produced: usize,
+    /// The process that seeded it.
+    pid: u32,
 }
 
 thread_local! {
@@ -22,17 +26,35 @@ thread_local! {
 
 /// Fills `dest` with cryptographically secure random bytes.
 pub(crate) fn fill(dest: &mut [u8]) -> Result<(), getrandom::Error> {
+    fill_in(current_pid(), dest)
+}
+
+/// The id of this process (where processes can fork; elsewhere a constant).
+fn current_pid() -> u32 {
+    #[cfg(unix)]
+    {
+        std::process::id()
+    }
+    #[cfg(not(unix))]
+    {
+        0
+    }
+}
+
+/// [`fill`] as process `pid`.
+fn fill_in(pid: u32, dest: &mut [u8]) -> Result<(), getrandom::Error> {
     RANDOM.with(|cell| {
         let mut slot = cell.borrow_mut();
-        let stale = slot
-            .as_ref()
-            .is_none_or(|r| r.produced.saturating_add(dest.len()) > RESEED_AFTER);
+        let stale = slot.as_ref().is_none_or(|r| {
+            r.pid != pid || r.produced.saturating_add(dest.len()) > RESEED_AFTER
+        });
         if stale {
             let mut seed = [0u8; 32];
             getrandom::fill(&mut seed)?;
             *slot = Some(ThreadRandom {
                 rng: ChaCha20Rng::from_seed(seed),
                 produced: 0,
+                pid,
             });
             zeroize::Zeroize::zeroize(&mut seed);
         }
@@ -57,6 +79,35 @@ mod tests {
             fill(&mut bytes).expect("random");
             assert!(seen.insert(bytes), "a draw repeated");
         }
+    }
+
+    /// Issue #14, 9: the generator reseeds after `fork`. A child has the
+    /// parent's thread-local state; seen from another pid it is reseeded, so
+    /// the child's draws are not the parent's continuation.
+    #[test]
+    fn another_process_reseeds_instead_of_continuing_the_stream() {
+        let parent = current_pid();
+        let mut first = [0u8; 32];
+        fill_in(parent, &mut first).expect("random");
+        let state_after = |f: &dyn Fn(&ThreadRandom) -> (usize, u32)| {
+            RANDOM.with(|c| c.borrow().as_ref().map(f)).expect("seeded")
+        };
+        let (produced, pid) = state_after(&|r| (r.produced, r.pid));
+        assert_eq!(pid, parent);
+        assert!(produced >= 32);
+        // What the parent's stream would give next, from its seed and position.
+        let mut continuation = [0u8; 32];
+        RANDOM.with(|c| {
+            let slot = c.borrow();
+            let rng = &slot.as_ref().expect("seeded").rng;
+            let mut copy = ChaCha20Rng::from_seed(rng.get_seed());
+            copy.set_word_pos(rng.get_word_pos());
+            copy.fill_bytes(&mut continuation);
+        });
+        let mut child = [0u8; 32];
+        fill_in(parent.wrapping_add(1), &mut child).expect("random");
+        assert_ne!(child, continuation, "a forked child must not continue the parent's stream");
+        assert_eq!(state_after(&|r| (r.produced, r.pid)), (32, parent.wrapping_add(1)));
     }
 
     #[test]
