@@ -16,6 +16,7 @@ use tessera_server::{McpServer, RequestFacts};
 use crate::era::{RequestEra, detect};
 use crate::headers::{PROTOCOL_VERSION, check_method_and_name, header_value};
 use crate::host::{host_allowed, origin_allowed};
+use crate::intake::{Budget, LARGE_BODY};
 use crate::reject::{self, status_for};
 use crate::stream::{RequestLog, Running, Start};
 use crate::{AuthDecision, EndpointOptions, Legacy, McpBody};
@@ -25,6 +26,10 @@ use crate::{AuthDecision, EndpointOptions, Legacy, McpBody};
 pub struct McpEndpoint {
     server: Arc<McpServer>,
     options: Arc<EndpointOptions>,
+    /// Body bytes being read now, across connections.
+    pub(crate) bytes_in_flight: Arc<Budget>,
+    /// Large bodies being parsed and served now.
+    large_bodies: Arc<Budget>,
 }
 
 impl McpEndpoint {
@@ -33,6 +38,8 @@ impl McpEndpoint {
         Self {
             server,
             options: Arc::new(options),
+            bytes_in_flight: Arc::default(),
+            large_bodies: Arc::default(),
         }
     }
 
@@ -181,6 +188,39 @@ impl McpEndpoint {
         principal: Option<String>,
         body: Bytes,
     ) -> Response<McpBody> {
+        // Large bodies: a few at a time, and never more values than the limit.
+        let _large = if body.len() >= LARGE_BODY {
+            match self
+                .large_bodies
+                .reserve(1, self.options.large_bodies_at_once)
+            {
+                Some(slot) => Some(slot),
+                None => {
+                    return reject::unavailable(
+                        "Service Unavailable: the server is reading as many large requests as it takes at once",
+                        1,
+                    );
+                }
+            }
+        } else {
+            None
+        };
+        // A value takes at least two bytes (`0,`), so only a larger body can hold too many.
+        if body.len() / 2 >= self.options.max_json_values
+            && let Some(values) = tessera_protocol::count_json_values(&body)
+            && values > self.options.max_json_values
+        {
+            return reject::error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                None,
+                TRANSPORT_ERROR,
+                format!(
+                    "Payload Too Large: the request holds {values} JSON values; the limit is {}",
+                    self.options.max_json_values
+                ),
+                None,
+            );
+        }
         // The common case in one pass: a modern request whose envelope is
         // complete and supported, and whose version header agrees with it.
         // Everything else takes the general path, which names each problem.

@@ -21,10 +21,12 @@
 
 mod auth;
 mod body;
+mod deadline;
 mod endpoint;
 mod era;
 mod headers;
 mod host;
+mod intake;
 mod options;
 mod reject;
 #[cfg(feature = "server")]
@@ -34,7 +36,10 @@ mod stream;
 
 pub use auth::{AuthDecision, Authenticate, BearerTokens};
 pub use body::McpBody;
+pub use deadline::BodyReadTimeout;
+#[cfg(feature = "server")]
+pub use deadline::{DeadlineBody, DeadlineError};
 pub use endpoint::McpEndpoint;
 pub use options::{EndpointOptions, Legacy};
 #[cfg(feature = "server")]
-pub use serve::{serve, shutdown_signal};
+pub use serve::{ServeOptions, serve, serve_with, shutdown_signal};

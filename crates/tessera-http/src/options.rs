@@ -26,6 +26,9 @@ pub struct EndpointOptions {
     pub(crate) allowed_origins: Vec<String>,
     pub(crate) cors: bool,
     pub(crate) body_limit: usize,
+    pub(crate) max_json_values: usize,
+    pub(crate) body_bytes_in_flight: usize,
+    pub(crate) large_bodies_at_once: usize,
     pub(crate) authenticate: Option<Arc<dyn Authenticate>>,
 }
 
@@ -38,7 +41,10 @@ impl Default for EndpointOptions {
             any_host: false,
             allowed_origins: Vec::new(),
             cors: true,
-            body_limit: 4 * 1024 * 1024,
+            body_limit: 1024 * 1024,
+            max_json_values: 20_000,
+            body_bytes_in_flight: 64 * 1024 * 1024,
+            large_bodies_at_once: 2,
             authenticate: None,
         }
     }
@@ -94,9 +100,32 @@ impl EndpointOptions {
         self
     }
 
-    /// Largest accepted body in bytes (default 4 MiB).
+    /// Largest accepted body in bytes (default 1 MiB; larger ones get 413).
     pub fn body_limit(mut self, bytes: usize) -> Self {
         self.body_limit = bytes;
+        self
+    }
+
+    /// Most JSON values (objects, arrays, strings, numbers… at any depth) a
+    /// request body may hold (default 20,000; more get 413 before any is built).
+    pub fn max_json_values(mut self, values: usize) -> Self {
+        self.max_json_values = values;
+        self
+    }
+
+    /// Most request-body bytes the endpoint reads at once, across all
+    /// connections (default 64 MiB): stalled uploads cannot hold more memory
+    /// than this; past it a request gets 503 with `Retry-After`.
+    pub fn body_bytes_in_flight(mut self, bytes: usize) -> Self {
+        self.body_bytes_in_flight = bytes;
+        self
+    }
+
+    /// How many large bodies (64 KiB and more) are parsed and served at once
+    /// (default 2, at least 1); more wait for nothing: they get 503 with
+    /// `Retry-After`, so small requests keep the workers.
+    pub fn large_bodies_at_once(mut self, n: usize) -> Self {
+        self.large_bodies_at_once = n.max(1);
         self
     }
 

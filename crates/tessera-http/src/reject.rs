@@ -41,6 +41,21 @@ pub(crate) fn rpc_error(
     )
 }
 
+/// 503 with `Retry-After`: the server cannot take the request now, through no fault of its own.
+pub(crate) fn unavailable(message: &str, retry_after_secs: u64) -> Response<McpBody> {
+    let mut response = error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        None,
+        tessera_protocol::TRANSPORT_ERROR,
+        message,
+        None,
+    );
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
+    response
+}
+
 /// `Retry-After` on the answer to a request the server could not take now.
 pub(crate) fn add_retry_after(error: &ServerError, response: &mut Response<McpBody>) {
     if let ServerError::Unavailable {

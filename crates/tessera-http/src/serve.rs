@@ -1,7 +1,11 @@
-//! Running a service on hyper: accept loop, `TCP_NODELAY`, graceful shutdown.
+//! Running a service on hyper: accept loop, `TCP_NODELAY`, deadlines for
+//! headers and bodies, a connection cap with shedding, graceful shutdown.
 
 use std::future::Future;
-use std::time::Duration;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http::{Request, Response};
@@ -13,20 +17,94 @@ use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tower_service::Service;
 
-/// How long a client may take to send a request's headers.
-const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
+use crate::DeadlineBody;
 
 /// How long in-flight requests may take to finish after shutdown is asked for.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// Descriptors kept free for everything that is not a client connection.
+const RESERVED_DESCRIPTORS: u64 = 64;
+
 /// A boxed error, as tower layers produce them.
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-/// Serves `service` on `listener` until `shutdown` completes, then drains in-flight requests.
+/// How [`serve_with`] treats connections.
+///
+/// ```
+/// use std::time::Duration;
+/// let options = tessera_http::ServeOptions::default()
+///     .header_timeout(Duration::from_secs(5))
+///     .body_timeout(Duration::from_secs(10))
+///     .max_connections(4_000);
+/// # let _ = options;
+/// ```
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    header_timeout: Duration,
+    body_timeout: Duration,
+    max_connections: Option<usize>,
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        Self {
+            header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(10),
+            max_connections: None,
+        }
+    }
+}
+
+impl ServeOptions {
+    /// Time allowed for a request's headers, counted from when the connection
+    /// waits for them: an idle keep-alive connection is closed after it too
+    /// (default 10 s).
+    pub fn header_timeout(mut self, after: Duration) -> Self {
+        self.header_timeout = after;
+        self
+    }
+
+    /// Time allowed for a request's body once its headers arrived (default
+    /// 10 s); a body still incomplete then is answered 408 and its memory freed.
+    pub fn body_timeout(mut self, after: Duration) -> Self {
+        self.body_timeout = after;
+        self
+    }
+
+    /// Most connections held at once (default: the process's descriptor
+    /// limit less 64); connections past it are closed as they are accepted
+    /// (shed), so established clients keep being served.
+    pub fn max_connections(mut self, n: usize) -> Self {
+        self.max_connections = Some(n.max(1));
+        self
+    }
+
+    /// The connection cap in force.
+    pub fn connection_cap(&self) -> usize {
+        self.max_connections.unwrap_or_else(default_max_connections)
+    }
+}
+
+/// The soft limit on open descriptors, less a reserve; 1,024 when unknown.
+fn default_max_connections() -> usize {
+    let soft = std::fs::read_to_string("/proc/self/limits")
+        .ok()
+        .and_then(|text| {
+            text.lines()
+                .find(|l| l.starts_with("Max open files"))
+                .and_then(|l| l.split_whitespace().nth(3))
+                .and_then(|n| n.parse::<u64>().ok())
+        })
+        .unwrap_or(1024);
+    usize::try_from(soft.saturating_sub(RESERVED_DESCRIPTORS).max(16)).unwrap_or(usize::MAX)
+}
+
+/// Serves `service` on `listener` with [`ServeOptions::default`] until
+/// `shutdown` completes, then drains in-flight requests.
 ///
 /// `service` is an [`McpEndpoint`](crate::McpEndpoint), or any tower
 /// `Service` built around one, so tower-http layers (timeouts, tracing,
-/// compression, CORS) apply:
+/// compression, CORS) apply; its request bodies are [`DeadlineBody`]s.
 ///
 /// ```no_run
 /// # async fn run(endpoint: tessera_http::McpEndpoint) -> std::io::Result<()> {
@@ -40,35 +118,71 @@ pub async fn serve<S, B>(
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()>
 where
-    S: Service<Request<Incoming>, Response = Response<B>> + Clone + Send + 'static,
+    S: Service<Request<DeadlineBody<Incoming>>, Response = Response<B>> + Clone + Send + 'static,
     S::Future: Send + 'static,
     S::Error: Into<BoxError>,
     B: http_body::Body<Data = Bytes> + Send + 'static,
     B::Error: Into<BoxError>,
 {
+    serve_with(listener, service, shutdown, ServeOptions::default()).await
+}
+
+/// [`serve`] with `options`.
+pub async fn serve_with<S, B>(
+    listener: TcpListener,
+    service: S,
+    shutdown: impl Future<Output = ()>,
+    options: ServeOptions,
+) -> std::io::Result<()>
+where
+    S: Service<Request<DeadlineBody<Incoming>>, Response = Response<B>> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+    S::Error: Into<BoxError>,
+    B: http_body::Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<BoxError>,
+{
+    let cap = options.connection_cap();
+    let active = Arc::new(AtomicUsize::new(0));
+    let mut shed = OncePerSecond::default();
+    let mut accept_failed = OncePerSecond::default();
     let graceful = GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown);
+    tracing::debug!(cap, "connection cap");
     loop {
         tokio::select! {
             accepted = listener.accept() => {
                 let (stream, peer) = match accepted {
                     Ok(pair) => pair,
                     Err(e) => {
-                        tracing::warn!(error = %e, "accept failed");
+                        accept_failed.note(|n| tracing::warn!(error = %e, failures = n, "accept failed"));
                         tokio::time::sleep(Duration::from_millis(50)).await;
                         continue;
                     }
                 };
+                if active.load(Ordering::Acquire) >= cap {
+                    // Shed: close it at once, so it holds no descriptor and no memory.
+                    drop(stream);
+                    shed.note(|n| tracing::warn!(cap, shed = n, "at the connection cap: new connections closed"));
+                    continue;
+                }
+                active.fetch_add(1, Ordering::AcqRel);
+                let held = Held(Arc::clone(&active));
                 if let Err(e) = stream.set_nodelay(true) {
                     tracing::debug!(error = %e, %peer, "could not set TCP_NODELAY");
                 }
-                // A client must send its headers within the limit (hyper's timer makes it enforceable).
+                let service = WithBodyDeadline {
+                    inner: service.clone(),
+                    after: options.body_timeout,
+                };
+                // Headers must arrive in time, the first ones and those of each
+                // keep-alive request (hyper's timer makes it enforceable).
                 let connection = http1::Builder::new()
                     .timer(TokioTimer::new())
-                    .header_read_timeout(HEADER_READ_TIMEOUT)
-                    .serve_connection(TokioIo::new(stream), TowerToHyperService::new(service.clone()));
+                    .header_read_timeout(options.header_timeout)
+                    .serve_connection(TokioIo::new(stream), TowerToHyperService::new(service));
                 let connection = graceful.watch(connection);
                 tokio::spawn(async move {
+                    let _held = held;
                     if let Err(e) = connection.await {
                         tracing::debug!(error = %e, %peer, "connection ended with an error");
                     }
@@ -84,6 +198,62 @@ where
         () = tokio::time::sleep(DRAIN_TIMEOUT) => tracing::warn!("drain timed out; closing anyway"),
     }
     Ok(())
+}
+
+/// One connection counted while it lives.
+struct Held(Arc<AtomicUsize>);
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// Counts events and lets one log line through per second, with the count.
+#[derive(Default)]
+struct OncePerSecond {
+    last: Option<Instant>,
+    since: u64,
+}
+
+impl OncePerSecond {
+    fn note(&mut self, log: impl FnOnce(u64)) {
+        self.since += 1;
+        if self
+            .last
+            .is_none_or(|t| t.elapsed() >= Duration::from_secs(1))
+        {
+            log(self.since);
+            self.since = 0;
+            self.last = Some(Instant::now());
+        }
+    }
+}
+
+/// Hands `inner` each request with its body under a deadline.
+#[derive(Clone)]
+struct WithBodyDeadline<S> {
+    inner: S,
+    after: Duration,
+}
+
+impl<S> Service<Request<Incoming>> for WithBodyDeadline<S>
+where
+    S: Service<Request<DeadlineBody<Incoming>>>,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = S::Future;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request<Incoming>) -> S::Future {
+        let after = self.after;
+        self.inner
+            .call(request.map(|body| DeadlineBody::new(body, after)))
+    }
 }
 
 /// Completes on Ctrl-C or, on Unix, SIGTERM.
@@ -107,5 +277,30 @@ pub async fn shutdown_signal() {
     tokio::select! {
         () = ctrl_c => {}
         () = term => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_cap_follows_the_descriptor_limit() {
+        let cap = ServeOptions::default().connection_cap();
+        assert!(cap >= 16, "{cap}");
+        assert_eq!(
+            ServeOptions::default().max_connections(0).connection_cap(),
+            1
+        );
+    }
+
+    #[test]
+    fn log_lines_are_let_through_once_a_second() {
+        let mut gate = OncePerSecond::default();
+        let mut lines = Vec::new();
+        for _ in 0..1000 {
+            gate.note(|n| lines.push(n));
+        }
+        assert_eq!(lines, [1]);
     }
 }

@@ -3,11 +3,14 @@
 use std::convert::Infallible;
 use std::task::{Context, Poll};
 
-use http::{Request, Response, StatusCode};
-use http_body_util::{BodyExt, LengthLimitError, Limited};
+use bytes::Bytes;
+use http::{Request, Response, StatusCode, header};
+use http_body_util::BodyExt;
 use tessera_protocol::TRANSPORT_ERROR;
 use tessera_server::BoxFuture;
 
+use crate::deadline::BodyReadTimeout;
+use crate::intake::Reservation;
 use crate::{McpBody, McpEndpoint, reject};
 
 impl<B> tower_service::Service<Request<B>> for McpEndpoint
@@ -28,28 +31,16 @@ where
         let endpoint = self.clone();
         Box::pin(async move {
             let (head, body) = request.into_parts();
-            let limit = endpoint.options().body_limit;
             let mut response = match endpoint.check_head(&head) {
                 Some(refusal) => refusal,
                 // Authenticate before reading a byte of the body.
                 None => match endpoint.authenticate(&head).await {
                     Err(refusal) => refusal,
-                    Ok(principal) => match Limited::new(body, limit).collect().await {
-                        Ok(collected) => {
-                            endpoint
-                                .handle_body(&head, principal, collected.to_bytes())
-                                .await
+                    Ok(principal) => match endpoint.read_body(&head, body).await {
+                        Ok((bytes, _reservation)) => {
+                            endpoint.handle_body(&head, principal, bytes).await
                         }
-                        Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => {
-                            reject::too_large(limit)
-                        }
-                        Err(e) => reject::error(
-                            StatusCode::BAD_REQUEST,
-                            None,
-                            TRANSPORT_ERROR,
-                            format!("Bad Request: the request body could not be read: {e}"),
-                            None,
-                        ),
+                        Err(refusal) => refusal,
                     },
                 },
             };
@@ -57,4 +48,90 @@ where
             Ok(response)
         })
     }
+}
+
+impl McpEndpoint {
+    /// Reads a request body within the body limit and the endpoint-wide budget
+    /// of body bytes in flight; the reservation is held while the body lives.
+    async fn read_body<B>(
+        &self,
+        head: &http::request::Parts,
+        body: B,
+    ) -> Result<(Bytes, Reservation), Response<McpBody>>
+    where
+        B: http_body::Body,
+        B::Error: std::error::Error + Send + Sync + 'static,
+    {
+        let options = self.options();
+        let limit = options.body_limit;
+        let declared = head
+            .headers
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        if declared.is_some_and(|n| n > limit as u64) {
+            return Err(reject::too_large(limit));
+        }
+        let busy = || {
+            reject::unavailable(
+                "Service Unavailable: the server is receiving as many request bytes as it holds at once",
+                1,
+            )
+        };
+        let Some(mut reservation) = self
+            .bytes_in_flight
+            .reserve(0, options.body_bytes_in_flight)
+        else {
+            return Err(busy());
+        };
+        let mut chunks: Vec<Bytes> = Vec::new();
+        let mut len = 0usize;
+        let mut body = std::pin::pin!(body);
+        while let Some(frame) = body.frame().await {
+            let frame = frame.map_err(|e| body_error(&e))?;
+            let Ok(data) = frame.into_data() else {
+                continue;
+            };
+            let mut data = data;
+            let n = bytes::Buf::remaining(&data);
+            len += n;
+            if len > limit {
+                return Err(reject::too_large(limit));
+            }
+            if !reservation.grow(n, options.body_bytes_in_flight) {
+                return Err(busy());
+            }
+            chunks.push(bytes::Buf::copy_to_bytes(&mut data, n));
+        }
+        let bytes = match chunks.len() {
+            0 => Bytes::new(),
+            1 => chunks.pop().unwrap_or_default(),
+            _ => Bytes::from(chunks.concat()),
+        };
+        Ok((bytes, reservation))
+    }
+}
+
+/// The answer to a body that could not be read: 408 past the deadline, else 400.
+fn body_error(e: &(dyn std::error::Error + 'static)) -> Response<McpBody> {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = source {
+        if let Some(timeout) = err.downcast_ref::<BodyReadTimeout>() {
+            return reject::error(
+                StatusCode::REQUEST_TIMEOUT,
+                None,
+                TRANSPORT_ERROR,
+                format!("Request Timeout: {timeout}"),
+                None,
+            );
+        }
+        source = err.source();
+    }
+    reject::error(
+        StatusCode::BAD_REQUEST,
+        None,
+        TRANSPORT_ERROR,
+        format!("Bad Request: the request body could not be read: {e}"),
+        None,
+    )
 }

@@ -2,13 +2,18 @@
 //! every loop bounded in count and time. Each test names the hardening rule it
 //! checks (issue #14's list).
 
+use std::time::{Duration, Instant};
+
 use serde_json::{Value, json};
 use tessera_http::EndpointOptions;
+use tessera_http::ServeOptions;
 use tessera_server::{Context, Form, HandlerError, McpServer, ToolDef};
 use tessera_state::{KeyRing, RequestStateCodec, StateKey};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
 
 mod support;
-use support::{Reply, body, raw, start_with};
+use support::{Reply, body, raw, start_serving, start_with};
 
 /// A `tools/call` of `tool` over raw HTTP, with `extra` params.
 async fn call(addr: std::net::SocketAddr, id: i64, tool: &str, extra: Value) -> Reply {
@@ -76,6 +81,13 @@ fn server() -> McpServer {
             ctx.ask::<Note>("A note?")?;
             Ok::<_, HandlerError>("noted")
         }))
+        .tool(ToolDef::new(
+            "slow",
+            |_ctx: Context, _args: Value| async move {
+                tokio::time::sleep(Duration::from_millis(800)).await;
+                "slept"
+            },
+        ))
         .tool(ToolDef::new("three", |ctx: Context, _: ()| async move {
             ctx.ask::<Note>("A note?")?;
             ctx.ask::<First>("More?")?;
@@ -328,4 +340,169 @@ async fn a_full_ledger_answers_503_with_retry_after() {
     // The redeemed tickets stay redeemed.
     let replay = call(addr, 21, "redeem", json!({"requestState": tickets[0]})).await;
     assert_eq!(replay.json()["error"]["code"], -32602);
+}
+
+/// The head of a `tools/call` to `tool` whose body is `len` bytes (the connection closes after the answer).
+fn head(addr: std::net::SocketAddr, tool: &str, len: usize) -> String {
+    keep_alive_head(addr, tool, len).replace("\r\n\r\n", "\r\nConnection: close\r\n\r\n")
+}
+
+/// The head of a `tools/call` to `tool` whose body is `len` bytes, on a kept-alive connection.
+fn keep_alive_head(addr: std::net::SocketAddr, tool: &str, len: usize) -> String {
+    format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
+         Mcp-Method: tools/call\r\nMcp-Name: {tool}\r\nContent-Length: {len}\r\n\r\n"
+    )
+}
+
+/// Reads what the server sends until it closes, within `limit`; `None` if it did not close.
+async fn read_until_closed(stream: &mut TcpStream, limit: Duration) -> Option<String> {
+    let mut out = Vec::new();
+    match tokio::time::timeout(limit, stream.read_to_end(&mut out)).await {
+        Ok(_) => Some(String::from_utf8_lossy(&out).into_owned()),
+        Err(_) => None,
+    }
+}
+
+/// 1. A body that stalls after its headers is answered 408 when the body
+/// deadline passes, and its connection freed; an idle connection is closed
+/// after the header deadline.
+#[tokio::test]
+async fn stalled_bodies_and_idle_connections_are_timed_out() {
+    let serving = ServeOptions::default()
+        .header_timeout(Duration::from_millis(600))
+        .body_timeout(Duration::from_millis(600));
+    let addr = start_serving(server(), EndpointOptions::default(), serving).await;
+    let mut stalled = TcpStream::connect(addr).await.unwrap();
+    stalled
+        .write_all(head(addr, "echo", 100).as_bytes())
+        .await
+        .unwrap();
+    stalled.write_all(b"{\"jsonrpc\"").await.unwrap();
+    let started = Instant::now();
+    let answer = read_until_closed(&mut stalled, Duration::from_secs(5))
+        .await
+        .expect("the server closes a stalled upload");
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("not received within"), "{answer}");
+    assert!(started.elapsed() < Duration::from_secs(3));
+    let mut idle = TcpStream::connect(addr).await.unwrap();
+    let closed = read_until_closed(&mut idle, Duration::from_secs(5)).await;
+    assert!(closed.is_some(), "an idle connection is closed");
+}
+
+/// 1. Past the connection cap, new connections are shed at once while an
+/// established, well-behaved client keeps being served.
+#[tokio::test]
+async fn connections_past_the_cap_are_shed_and_established_ones_served() {
+    let serving = ServeOptions::default()
+        .max_connections(4)
+        .header_timeout(Duration::from_secs(30))
+        .body_timeout(Duration::from_secs(30));
+    let addr = start_serving(server(), EndpointOptions::default(), serving).await;
+    // One well-behaved client on a keep-alive connection.
+    let mut client = TcpStream::connect(addr).await.unwrap();
+    let request = |id: i64| {
+        let b = body(
+            id,
+            "tools/call",
+            json!({"name": "echo", "arguments": {"a": id}}),
+        );
+        format!("{}{b}", keep_alive_head(addr, "echo", b.len()))
+    };
+    let mut buf = vec![0u8; 4096];
+    client.write_all(request(1).as_bytes()).await.unwrap();
+    let n = client.read(&mut buf).await.unwrap();
+    assert!(String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 200"));
+    // Three stalled uploads fill the cap.
+    let mut stalled = Vec::new();
+    for _ in 0..3 {
+        let mut s = TcpStream::connect(addr).await.unwrap();
+        s.write_all(head(addr, "echo", 1000).as_bytes())
+            .await
+            .unwrap();
+        stalled.push(s);
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    // A fifth connection is closed without an answer.
+    let mut fifth = TcpStream::connect(addr).await.unwrap();
+    let shed = read_until_closed(&mut fifth, Duration::from_secs(2)).await;
+    assert_eq!(shed.as_deref(), Some(""), "shed at once");
+    // The established client is still served, promptly.
+    let started = Instant::now();
+    client.write_all(request(2).as_bytes()).await.unwrap();
+    let n = client.read(&mut buf).await.unwrap();
+    assert!(String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 200"));
+    assert!(started.elapsed() < Duration::from_secs(1));
+    drop(stalled);
+}
+
+/// 2. Memory is bounded by design: a 1 MiB default body limit, a cap on the
+/// JSON values a body may hold, an endpoint-wide budget of body bytes being
+/// received, and a bound on large bodies served at once.
+#[tokio::test]
+async fn bodies_cannot_amplify_into_memory_or_starve_small_requests() {
+    let addr = start_with(
+        server(),
+        EndpointOptions::default()
+            .body_bytes_in_flight(200 * 1024)
+            .large_bodies_at_once(1),
+    )
+    .await;
+    // Over the 1 MiB limit: refused from its Content-Length, before it is read.
+    let mut big = TcpStream::connect(addr).await.unwrap();
+    big.write_all(head(addr, "echo", 1024 * 1024 + 1).as_bytes())
+        .await
+        .unwrap();
+    let answer = read_until_closed(&mut big, Duration::from_secs(5))
+        .await
+        .unwrap();
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    // Small JSON, many values: refused before a tree is built.
+    let objects = vec![json!({"a": 0}); 25_000];
+    let r = call(addr, 5, "echo", json!({"arguments": {"items": objects}})).await;
+    assert_eq!(r.status, 413, "{}", r.body);
+    assert!(
+        r.body.contains("JSON values; the limit is 20000"),
+        "{}",
+        r.body
+    );
+    // Bytes in flight: a stalled 150 KiB upload leaves no room for another.
+    let mut first = TcpStream::connect(addr).await.unwrap();
+    first
+        .write_all(head(addr, "echo", 300 * 1024).as_bytes())
+        .await
+        .unwrap();
+    first.write_all(&vec![b' '; 150 * 1024]).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut second = TcpStream::connect(addr).await.unwrap();
+    second
+        .write_all(head(addr, "echo", 100 * 1024).as_bytes())
+        .await
+        .unwrap();
+    second.write_all(&vec![b' '; 100 * 1024]).await.unwrap();
+    let answer = read_until_closed(&mut second, Duration::from_secs(5))
+        .await
+        .unwrap();
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    assert!(
+        answer.to_ascii_lowercase().contains("retry-after: 1"),
+        "{answer}"
+    );
+    drop(first);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    // One large body at a time: a second one meanwhile gets 503, a small one is served.
+    let pad = "x".repeat(70 * 1024);
+    let slow =
+        tokio::spawn(
+            async move { call(addr, 6, "slow", json!({"arguments": {"pad": pad}})).await },
+        );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let pad = "y".repeat(70 * 1024);
+    let busy = call(addr, 7, "slow", json!({"arguments": {"pad": pad}})).await;
+    assert_eq!(busy.status, 503, "{}", busy.body);
+    let small = call(addr, 8, "echo", json!({"arguments": {"a": 1}})).await;
+    assert_eq!(small.status, 200, "{}", small.body);
+    assert_eq!(slow.await.unwrap().status, 200);
 }

@@ -45,9 +45,9 @@ fn current_pid() -> u32 {
 fn fill_in(pid: u32, dest: &mut [u8]) -> Result<(), getrandom::Error> {
     RANDOM.with(|cell| {
         let mut slot = cell.borrow_mut();
-        let stale = slot.as_ref().is_none_or(|r| {
-            r.pid != pid || r.produced.saturating_add(dest.len()) > RESEED_AFTER
-        });
+        let stale = slot
+            .as_ref()
+            .is_none_or(|r| r.pid != pid || r.produced.saturating_add(dest.len()) > RESEED_AFTER);
         if stale {
             let mut seed = [0u8; 32];
             getrandom::fill(&mut seed)?;
@@ -106,8 +106,14 @@ mod tests {
         });
         let mut child = [0u8; 32];
         fill_in(parent.wrapping_add(1), &mut child).expect("random");
-        assert_ne!(child, continuation, "a forked child must not continue the parent's stream");
-        assert_eq!(state_after(&|r| (r.produced, r.pid)), (32, parent.wrapping_add(1)));
+        assert_ne!(
+            child, continuation,
+            "a forked child must not continue the parent's stream"
+        );
+        assert_eq!(
+            state_after(&|r| (r.produced, r.pid)),
+            (32, parent.wrapping_add(1))
+        );
     }
 
     #[test]

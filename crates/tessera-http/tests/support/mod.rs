@@ -14,13 +14,23 @@ use tokio::net::{TcpListener, TcpStream};
 
 /// Serves `server` with `options` on a free port.
 pub async fn start_with(server: McpServer, options: EndpointOptions) -> SocketAddr {
+    start_serving(server, options, tessera_http::ServeOptions::default()).await
+}
+
+/// Serves `server` with `options` and `serving` on a free port.
+pub async fn start_serving(
+    server: McpServer,
+    options: EndpointOptions,
+    serving: tessera_http::ServeOptions,
+) -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let endpoint = McpEndpoint::new(Arc::new(server), options);
-    tokio::spawn(tessera_http::serve(
+    tokio::spawn(tessera_http::serve_with(
         listener,
         endpoint,
         std::future::pending(),
+        serving,
     ));
     addr
 }
