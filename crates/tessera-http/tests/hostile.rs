@@ -5,8 +5,7 @@
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tessera_http::EndpointOptions;
-use tessera_http::ServeOptions;
+use tessera_http::{EndpointOptions, ServeOptions};
 use tessera_server::{Context, Form, HandlerError, McpServer, ToolDef};
 use tessera_state::{KeyRing, RequestStateCodec, StateKey};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -505,4 +504,38 @@ async fn bodies_cannot_amplify_into_memory_or_starve_small_requests() {
     let small = call(addr, 8, "echo", json!({"arguments": {"a": 1}})).await;
     assert_eq!(small.status, 200, "{}", small.body);
     assert_eq!(slow.await.unwrap().status, 200);
+}
+
+/// 5. The server's own TTL bounds every ticket at open (`iat` + TTL + a skew
+/// no longer than the TTL), whatever `exp` says: two instances share a key,
+/// one mints with 600 s, the one with 1 s refuses the ticket 2 s later.
+#[tokio::test]
+async fn an_instance_ttl_bounds_tickets_minted_elsewhere() {
+    let with_ttl = |secs: u64| {
+        let key = StateKey::from_secret_str("hostile-tests-key-0123456789abcdef").unwrap();
+        let codec = RequestStateCodec::builder(KeyRing::new("k1", key).unwrap())
+            .ttl(Duration::from_secs(secs))
+            .build()
+            .unwrap();
+        McpServer::builder("hostile", "1.0.0")
+            .request_state(codec)
+            .tool(ToolDef::new("note", |ctx: Context, _: ()| async move {
+                ctx.ask::<Note>("A note?")?;
+                Ok::<_, HandlerError>("noted")
+            }))
+            .build()
+            .unwrap()
+    };
+    let long = start_with(with_ttl(600), EndpointOptions::default()).await;
+    let short = start_with(with_ttl(1), EndpointOptions::default()).await;
+    let r1 = call(long, 1, "note", json!({})).await.json();
+    let retry = json!({
+        "requestState": r1["result"]["requestState"],
+        "inputResponses": {"note": {"action": "accept", "content": {"text": "hi"}}}
+    });
+    tokio::time::sleep(Duration::from_millis(2200)).await;
+    let refused = call(short, 2, "note", retry.clone()).await.json();
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    let accepted = call(long, 3, "note", retry).await.json();
+    assert_eq!(accepted["result"]["content"][0]["text"], "noted", "{accepted}");
 }
