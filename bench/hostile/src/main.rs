@@ -155,7 +155,9 @@ async fn stalled(addr: &str, sockets: usize) -> Result<Value, String> {
     let mut shed = 0usize;
     for s in &mut held {
         let mut probe = [0u8; 1];
-        if let Ok(Ok(0)) = tokio::time::timeout(Duration::from_millis(1), s.read(&mut probe)).await
+        // Closed: a shed socket had unread data, so it may also come back reset.
+        if let Ok(Ok(0) | Err(_)) =
+            tokio::time::timeout(Duration::from_millis(1), s.read(&mut probe)).await
         {
             shed += 1;
         }

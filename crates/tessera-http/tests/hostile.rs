@@ -537,5 +537,8 @@ async fn an_instance_ttl_bounds_tickets_minted_elsewhere() {
     let refused = call(short, 2, "note", retry.clone()).await.json();
     assert_eq!(refused["error"]["code"], -32602, "{refused}");
     let accepted = call(long, 3, "note", retry).await.json();
-    assert_eq!(accepted["result"]["content"][0]["text"], "noted", "{accepted}");
+    assert_eq!(
+        accepted["result"]["content"][0]["text"], "noted",
+        "{accepted}"
+    );
 }
