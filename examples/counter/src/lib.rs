@@ -4,6 +4,7 @@
 //! answers `Counter increased by 5; next value is 15`. Anything other than an
 //! accept with valid content answers `Counter increase cancelled.`
 
+pub mod boot;
 pub mod config;
 mod tool;
 

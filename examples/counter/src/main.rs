@@ -3,7 +3,6 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use counter::config::{self, Config};
 use tessera::http::{EndpointOptions, McpEndpoint};
 
 /// mimalloc: many small, short-lived allocations per request; glibc's malloc
@@ -12,14 +11,7 @@ use tessera::http::{EndpointOptions, McpEndpoint};
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
+    counter::boot::init_logging();
     match run() {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
@@ -30,16 +22,7 @@ fn main() -> ExitCode {
 }
 
 fn run() -> Result<(), String> {
-    let config = Config::from_args(std::env::args().skip(1), std::env::var("PORT").ok())?;
-    let dir = std::env::current_dir().map_err(|e| format!("no working directory: {e}"))?;
-    let ring = config::key_ring(
-        std::env::var(config::KEY_VAR).ok(),
-        std::env::var(config::KEYS_VAR).ok(),
-        &dir,
-        config.dev,
-    )?;
-    let server =
-        counter::counter_server(config::codec(ring, config.ttl)?).map_err(|e| e.to_string())?;
+    let (config, server) = counter::boot::configured_server()?;
     let endpoint = McpEndpoint::new(
         Arc::new(server),
         EndpointOptions::default().legacy(config.legacy),

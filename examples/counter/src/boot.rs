@@ -1,0 +1,33 @@
+//! Starting a counter process: logging, and the server its command line,
+//! `PORT`, the environment and `.dev.vars` describe.
+
+use tessera::McpServer;
+
+use crate::config::{self, Config};
+
+/// Logs to stderr at `info` unless `RUST_LOG` says otherwise (colours on a terminal).
+pub fn init_logging() {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
+}
+
+/// The configuration and the server it describes; every failure is a message for the operator.
+pub fn configured_server() -> Result<(Config, McpServer), String> {
+    let config = Config::from_args(std::env::args().skip(1), std::env::var("PORT").ok())?;
+    let dir = std::env::current_dir().map_err(|e| format!("no working directory: {e}"))?;
+    let ring = config::key_ring(
+        std::env::var(config::KEY_VAR).ok(),
+        std::env::var(config::KEYS_VAR).ok(),
+        &dir,
+        config.dev,
+    )?;
+    let server =
+        crate::counter_server(config::codec(ring, config.ttl)?).map_err(|e| e.to_string())?;
+    Ok((config, server))
+}
