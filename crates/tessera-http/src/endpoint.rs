@@ -68,12 +68,11 @@ impl McpEndpoint {
                 None,
             ));
         }
-        let host = head
-            .headers
-            .get(header::HOST)
-            .and_then(|h| h.to_str().ok())
-            .or_else(|| head.uri.authority().map(|a| a.as_str()))
-            .unwrap_or("");
+        // A Host header that is not text is refused, not replaced by the target's authority.
+        let host = match head.headers.get(header::HOST) {
+            Some(h) => h.to_str().unwrap_or("(not text)"),
+            None => head.uri.authority().map_or("", |a| a.as_str()),
+        };
         if !host_allowed(&self.options, host) {
             return Some(reject::error(
                 StatusCode::FORBIDDEN,

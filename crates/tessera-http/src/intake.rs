@@ -11,8 +11,11 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// A body this large or larger is "large": parsed under [`LargeBodies`].
+/// A body this large or larger is "large": only a few are parsed and served at once.
 pub(crate) const LARGE_BODY: usize = 64 * 1024;
+
+/// The first bytes of every body, outside the shared budget of bytes in flight.
+pub(crate) const SMALL_BODY: usize = 16 * 1024;
 
 /// A counter with a ceiling; a [`Reservation`] gives back what it took when dropped.
 #[derive(Debug, Default)]

@@ -113,9 +113,10 @@ impl EndpointOptions {
         self
     }
 
-    /// Most request-body bytes the endpoint reads at once, across all
-    /// connections (default 64 MiB): stalled uploads cannot hold more memory
-    /// than this; past it a request gets 503 with `Retry-After`.
+    /// Most request-body bytes beyond each body's first 16 KiB the endpoint
+    /// reads at once, across all connections (default 64 MiB): stalled uploads
+    /// cannot hold more memory than this; past it a request gets 503 with
+    /// `Retry-After`. Small bodies never wait on it.
     pub fn body_bytes_in_flight(mut self, bytes: usize) -> Self {
         self.body_bytes_in_flight = bytes;
         self

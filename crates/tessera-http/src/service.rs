@@ -10,7 +10,7 @@ use tessera_protocol::TRANSPORT_ERROR;
 use tessera_server::BoxFuture;
 
 use crate::deadline::BodyReadTimeout;
-use crate::intake::Reservation;
+use crate::intake::{Reservation, SMALL_BODY};
 use crate::{McpBody, McpEndpoint, reject};
 
 impl<B> tower_service::Service<Request<B>> for McpEndpoint
@@ -98,7 +98,10 @@ impl McpEndpoint {
             if len > limit {
                 return Err(reject::too_large(limit));
             }
-            if !reservation.grow(n, options.body_bytes_in_flight) {
+            // Small bodies stay out of the shared budget (the connection cap bounds
+            // them), so uploads stalled by a flood cannot refuse ordinary requests.
+            let counted = len.saturating_sub(SMALL_BODY).min(n);
+            if counted > 0 && !reservation.grow(counted, options.body_bytes_in_flight) {
                 return Err(busy());
             }
             chunks.push(bytes::Buf::copy_to_bytes(&mut data, n));

@@ -489,6 +489,9 @@ async fn bodies_cannot_amplify_into_memory_or_starve_small_requests() {
         answer.to_ascii_lowercase().contains("retry-after: 1"),
         "{answer}"
     );
+    // Small bodies stay out of that budget: an ordinary request is served meanwhile.
+    let small = call(addr, 9, "echo", json!({"arguments": {"a": 1}})).await;
+    assert_eq!(small.status, 200, "{}", small.body);
     drop(first);
     tokio::time::sleep(Duration::from_millis(200)).await;
     // One large body at a time: a second one meanwhile gets 503, a small one is served.

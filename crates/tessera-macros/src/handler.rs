@@ -62,6 +62,9 @@ pub(crate) fn expand(kind: Kind, args: TokenStream, item: TokenStream) -> syn::R
         .map(read_param)
         .collect::<syn::Result<Vec<_>>>()?;
 
+    if kind != Kind::Tool {
+        check_string_arguments(kind, &params)?;
+    }
     let fn_name = function.sig.ident.clone();
     let vis = function.vis.clone();
     let doc_attrs: Vec<&Attribute> = function
@@ -176,6 +179,7 @@ pub(crate) fn expand(kind: Kind, args: TokenStream, item: TokenStream) -> syn::R
             let title = args.string("title")?.map(|t| quote!(.title(#t)));
             let mime = args.string("mime_type")?.map(|m| quote!(.mime_type(#m)));
             if uri.contains('{') {
+                check_template_variables(&uri, &params)?;
                 (
                     quote!(::tessera::ResourceTemplateDef),
                     quote! {
@@ -222,6 +226,9 @@ fn read_param(arg: &mut FnArg) -> syn::Result<Param> {
             "a handler is a free function, not a method",
         ));
     };
+    // Parameter attributes (doc comments, serde, schemars) belong to the
+    // argument's field; on the inner function they would not compile.
+    let attrs = std::mem::take(&mut typed.attrs);
     match &*typed.ty {
         Type::Reference(r) if last_segment(&r.elem).is_some_and(|s| s == "Context") => {
             return Ok(Param::ContextRef);
@@ -249,8 +256,12 @@ fn read_param(arg: &mut FnArg) -> syn::Result<Param> {
             "an argument is a plain name (`amount: f64`); its name is the argument's name",
         ));
     };
-    // Doc comments and serde/schemars attributes describe the argument's field.
-    let attrs = std::mem::take(&mut typed.attrs);
+    if let Type::Reference(r) = &*typed.ty {
+        return Err(syn::Error::new_spanned(
+            r,
+            "an argument is owned, read from the request (`String`, not `&str`)",
+        ));
+    }
     Ok(Param::Argument {
         name: ident.ident.clone(),
         ty: typed.ty.clone(),
@@ -263,4 +274,63 @@ fn last_segment(ty: &Type) -> Option<String> {
         Type::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
         _ => None,
     }
+}
+
+/// Prompt arguments and template variables arrive as strings: their parameters are `String` or `Option<String>`.
+fn check_string_arguments(kind: Kind, params: &[Param]) -> syn::Result<()> {
+    for param in params {
+        if let Param::Argument { ty, .. } = param
+            && !is_string_or_optional_string(ty)
+        {
+            let what = match kind {
+                Kind::Prompt => "a prompt argument",
+                _ => "a URI template variable",
+            };
+            return Err(syn::Error::new_spanned(
+                ty,
+                format!(
+                    "{what} arrives as text: take it as `String` (or `Option<String>` when it may be absent) and parse it in the body"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn is_string_or_optional_string(ty: &Type) -> bool {
+    let Type::Path(p) = ty else { return false };
+    let Some(last) = p.path.segments.last() else {
+        return false;
+    };
+    if last.ident == "String" {
+        return true;
+    }
+    last.ident == "Option"
+        && matches!(&last.arguments, syn::PathArguments::AngleBracketed(a)
+            if matches!(a.args.first(), Some(syn::GenericArgument::Type(inner)) if is_string_or_optional_string(inner)))
+}
+
+/// Each parameter of a template resource names one of the URI's `{variables}`
+/// (unless serde attributes rename it).
+fn check_template_variables(uri: &str, params: &[Param]) -> syn::Result<()> {
+    let variables: Vec<&str> = uri
+        .split('{')
+        .skip(1)
+        .filter_map(|rest| rest.split_once('}').map(|(name, _)| name))
+        .collect();
+    for param in params {
+        if let Param::Argument { name, attrs, .. } = param {
+            let renamed = attrs.iter().any(|a| a.path().is_ident("serde"));
+            if !renamed && !variables.contains(&name.to_string().as_str()) {
+                return Err(syn::Error::new_spanned(
+                    name,
+                    format!(
+                        "`{name}` is not a variable of the URI template {uri:?} (its variables: {})",
+                        variables.join(", ")
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }

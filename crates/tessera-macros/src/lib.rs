@@ -39,6 +39,13 @@ use proc_macro::TokenStream;
 /// assert_eq!(tool.definition().name, "delete-file");
 /// assert_eq!(tool.definition().input_schema["properties"]["path"]["description"], "The file");
 /// ```
+///
+/// Arguments are owned, read from the request:
+///
+/// ```compile_fail
+/// #[tessera::tool]
+/// async fn shout(text: &str) -> String { text.to_uppercase() }
+/// ```
 #[proc_macro_attribute]
 pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     handler::expand(handler::Kind::Tool, args.into(), item.into())
@@ -88,6 +95,18 @@ pub fn prompt(args: TokenStream, item: TokenStream) -> TokenStream {
 ///
 /// assert!(profile().matches("users://ada/profile").is_some());
 /// ```
+///
+/// Template variables arrive as text, and each parameter names one:
+///
+/// ```compile_fail
+/// #[tessera::resource(uri = "users://{id}/profile")]
+/// async fn profile(id: u64) -> String { id.to_string() }
+/// ```
+///
+/// ```compile_fail
+/// #[tessera::resource(uri = "users://{id}/profile")]
+/// async fn profile(user_id: String) -> String { user_id }
+/// ```
 #[proc_macro_attribute]
 pub fn resource(args: TokenStream, item: TokenStream) -> TokenStream {
     handler::expand(handler::Kind::Resource, args.into(), item.into())
@@ -116,6 +135,16 @@ pub fn resource(args: TokenStream, item: TokenStream) -> TokenStream {
 /// }
 ///
 /// assert_eq!(UserDetails::KEY, "user_details");
+/// ```
+///
+/// A nested struct is not a form field:
+///
+/// ```compile_fail
+/// #[tessera::arguments]
+/// struct Address { street: String }
+///
+/// #[tessera::form]
+/// struct Person { name: String, address: Address }
 /// ```
 #[proc_macro_attribute]
 pub fn form(args: TokenStream, item: TokenStream) -> TokenStream {

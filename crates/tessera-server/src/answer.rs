@@ -20,9 +20,14 @@ pub(crate) enum Slot {
     Roots(ListRootsResult),
 }
 
-/// An answer other than accepted content (forms, URLs), carried in the ticket to later rounds.
+/// An answer other than accepted content (forms, URLs), carried in the ticket
+/// to later rounds: a decline stays a decline while the handler goes on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) enum Kept {
+    #[serde(rename = "d")]
+    Declined,
+    #[serde(rename = "c")]
+    Cancelled,
     #[serde(rename = "s")]
     Sampled(Box<CreateMessageResult>),
     #[serde(rename = "r")]
@@ -32,14 +37,16 @@ pub(crate) enum Kept {
 impl From<Kept> for Slot {
     fn from(kept: Kept) -> Self {
         match kept {
+            Kept::Declined => Self::Declined,
+            Kept::Cancelled => Self::Cancelled,
             Kept::Sampled(r) => Self::Sampled(r),
             Kept::Roots(r) => Self::Roots(r),
         }
     }
 }
 
-/// Answers to carry in the next ticket: accepted contents and other kept answers
-/// (refusals and invalid answers are not carried).
+/// Answers to carry in the next ticket: accepted contents and other kept
+/// answers, refusals included (invalid answers are asked again, not carried).
 pub(crate) fn carried(
     slots: impl IntoIterator<Item = (String, Slot)>,
 ) -> (IndexMap<String, JsonObject>, IndexMap<String, Kept>) {
@@ -56,7 +63,13 @@ pub(crate) fn carried(
             Slot::Roots(r) => {
                 other.insert(key, Kept::Roots(r));
             }
-            Slot::Declined | Slot::Cancelled | Slot::Invalid(_) => {}
+            Slot::Declined => {
+                other.insert(key, Kept::Declined);
+            }
+            Slot::Cancelled => {
+                other.insert(key, Kept::Cancelled);
+            }
+            Slot::Invalid(_) => {}
         }
     }
     (accepted, other)
@@ -83,7 +96,9 @@ pub(crate) fn collect(
     for (key, kind) in asked {
         if let Some(response) = responses.remove(key) {
             let len = json_len(&response);
-            total += len;
+            if len <= MAX_ANSWER_BYTES {
+                total += len;
+            }
             let slot = if len > MAX_ANSWER_BYTES {
                 Slot::Invalid(format!(
                     "the answer is {len} bytes of JSON; an answer may be at most {MAX_ANSWER_BYTES}"
@@ -102,7 +117,7 @@ pub(crate) fn collect(
 }
 
 /// The length of `value` as compact JSON, counted without building the text.
-fn json_len(value: &Value) -> usize {
+pub(crate) fn json_len<T: Serialize + ?Sized>(value: &T) -> usize {
     struct Count(usize);
     impl std::io::Write for Count {
         fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {

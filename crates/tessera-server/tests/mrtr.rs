@@ -116,6 +116,17 @@ async fn strict_confirm(ctx: Context, _args: Empty) -> Result<String> {
     Ok(format!("ok={ok}"))
 }
 
+/// Catches a decline and goes on asking: the decline must stay a decline in later rounds.
+async fn optional_confirm(ctx: Context, _args: Empty) -> Result<String> {
+    let confirmed = match ctx.ask::<Confirm>("Sure?") {
+        Ok(Confirm { ok }) => ok,
+        Err(tessera_server::Interrupt::Declined { .. }) => false,
+        Err(other) => return Err(other.into()),
+    };
+    let Name { name } = ctx.ask("Name?")?;
+    Ok(format!("{name}: confirmed={confirmed}"))
+}
+
 #[derive(Deserialize, schemars::JsonSchema)]
 struct Optional {
     #[allow(dead_code)]
@@ -189,6 +200,7 @@ fn server_with_ttl(ttl: Duration) -> McpServer {
         .tool(ToolDef::new("ask", ask_kind))
         .tool(ToolDef::new("redeem", redeem).single_use())
         .tool(ToolDef::new("strict-confirm", strict_confirm))
+        .tool(ToolDef::new("optional-confirm", optional_confirm))
         .prompt(PromptDef::new("p", |ctx: Context, _args: ()| async move {
             ctx.ask::<X>("?")?;
             Ok::<_, HandlerError>("rendered".to_owned())
@@ -735,7 +747,8 @@ async fn envelope_errors_and_lists() {
             "survey",
             "ask",
             "redeem",
-            "strict-confirm"
+            "strict-confirm",
+            "optional-confirm"
         ]
     );
     assert_eq!(
@@ -863,4 +876,31 @@ async fn tickets_are_bound_to_the_audience() {
         r["result"]["inputRequests"]["confirmation"].is_object(),
         "{r}"
     );
+}
+
+#[tokio::test]
+async fn a_caught_decline_stays_declined_in_later_rounds() {
+    let mut h = Harness::new(server());
+    let p = call_params("optional-confirm", json!({}), json!({"elicitation": {}}));
+    let r1 = h.call(p.clone()).await;
+    let r2 = h
+        .call(with(
+            p.clone(),
+            Some(&state(&r1)),
+            json!({"confirm": {"action": "decline"}}),
+        ))
+        .await;
+    assert!(r2["result"]["inputRequests"]["name"].is_object(), "{r2}");
+    assert!(
+        r2["result"]["inputRequests"].get("confirm").is_none(),
+        "{r2}"
+    );
+    let r3 = h
+        .call(with(
+            p,
+            Some(&state(&r2)),
+            json!({"name": accept(json!({"name": "Ada"}))}),
+        ))
+        .await;
+    assert_eq!(text(&r3), "Ada: confirmed=false", "{r3}");
 }

@@ -375,7 +375,7 @@ impl RequestStateCodec {
             payload,
             ticket_id: B64.encode(claims.jti),
             issued_at: claims.iat,
-            expires_at: expires_here,
+            expires_at: claims.exp,
         })
     }
 }

@@ -91,20 +91,28 @@ impl MemoryLedger {
     pub const DEFAULT_CAPACITY: usize = 100_000;
 
     /// Redemptions per second a ledger made by [`for_ttl`](MemoryLedger::for_ttl) absorbs for a whole TTL.
-    pub const SUSTAINED_REDEMPTIONS_PER_SEC: usize = 2_000;
+    pub const SUSTAINED_REDEMPTIONS_PER_SEC: usize = 1_000;
+
+    /// The most entries [`for_ttl`](MemoryLedger::for_ttl) gives a ledger, whatever the TTL
+    /// (an entry takes about 80 bytes: 80 MB).
+    pub const MAX_FOR_TTL: usize = 1_000_000;
 
     /// A ledger sized for tickets living `ttl`: it fills only if single-use
     /// tickets are redeemed faster than [`SUSTAINED_REDEMPTIONS_PER_SEC`](Self::SUSTAINED_REDEMPTIONS_PER_SEC)
-    /// for a whole TTL (an entry takes about 50 bytes: 60 MB at most for 600 s).
+    /// for a whole TTL, and never holds more than [`MAX_FOR_TTL`](Self::MAX_FOR_TTL) entries.
     ///
     /// ```
     /// use std::time::Duration;
-    /// let ledger = tessera_state::MemoryLedger::for_ttl(Duration::from_secs(600));
-    /// assert_eq!(ledger.capacity(), 1_200_000);
+    /// use tessera_state::MemoryLedger;
+    /// assert_eq!(MemoryLedger::for_ttl(Duration::from_secs(600)).capacity(), 600_000);
+    /// assert_eq!(MemoryLedger::for_ttl(Duration::from_secs(86_400)).capacity(), MemoryLedger::MAX_FOR_TTL);
     /// ```
     pub fn for_ttl(ttl: std::time::Duration) -> Self {
         let secs = usize::try_from(ttl.as_secs()).unwrap_or(usize::MAX).max(1);
-        Self::new(secs.saturating_mul(Self::SUSTAINED_REDEMPTIONS_PER_SEC))
+        Self::new(
+            secs.saturating_mul(Self::SUSTAINED_REDEMPTIONS_PER_SEC)
+                .min(Self::MAX_FOR_TTL),
+        )
     }
 
     /// A ledger holding at most `capacity` unexpired ticket ids (0 refuses every ticket).
@@ -321,7 +329,7 @@ mod tests {
         assert_eq!(compact_id(id), 0x000102030405060708090a0b0c0d0e0f);
         assert_ne!(compact_id("ticket-a"), compact_id("ticket-b"));
         let ledger = MemoryLedger::for_ttl(std::time::Duration::from_secs(2));
-        assert_eq!(ledger.capacity(), 4_000);
+        assert_eq!(ledger.capacity(), 2_000);
     }
 
     #[test]

@@ -61,7 +61,11 @@ pub struct Opened<T> {
     pub ticket_id: String,
     /// When the ticket was sealed, unix seconds.
     pub issued_at: u64,
-    /// When the ticket stops opening, unix seconds.
+    /// The expiry sealed in the ticket (`exp`), unix seconds. An instance
+    /// with a shorter TTL stops opening it earlier, but one with a longer TTL
+    /// (or a clock running behind, within the skew) may open it until then:
+    /// a shared ledger must remember it until `expires_at` plus
+    /// [`MAX_CLOCK_SKEW_SECS`](crate::MAX_CLOCK_SKEW_SECS).
     pub expires_at: u64,
 }
 

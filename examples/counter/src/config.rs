@@ -131,6 +131,14 @@ fn write_dev_vars(dir: &Path, secret: &str) -> Result<(), String> {
             let mut file = no_follow(std::fs::OpenOptions::new().append(true))
                 .open(&path)
                 .map_err(cannot)?;
+            // The file now holds the key: only its owner may read it (set on the
+            // open file, before the key is written).
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                file.set_permissions(std::fs::Permissions::from_mode(0o600))
+                    .map_err(cannot)?;
+            }
             let separator = if existing.is_empty() || existing.ends_with(b"\n") {
                 ""
             } else {
@@ -195,7 +203,12 @@ pub fn key_ring(
         return KeyRing::from_env_list(&list).map_err(|e| format!("{KEYS_VAR} is invalid: {e}"));
     }
     let dev_vars_path = dir.join(".dev.vars");
-    let dev_vars = std::fs::read_to_string(&dev_vars_path).ok();
+    let dev_vars = match std::fs::read_to_string(&dev_vars_path) {
+        Ok(text) => Some(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        // Unreadable is not absent: --dev must not add a second key to it.
+        Err(e) => return Err(format!("cannot read {}: {e}", dev_vars_path.display())),
+    };
     let from_file = dev_vars.as_deref().and_then(|t| read_dev_vars(t, KEY_VAR));
     if from_file.is_some()
         && let Some(warning) = readable_by_others(&dev_vars_path)
@@ -299,7 +312,12 @@ mod tests {
         assert!(read_dev_vars(&text, KEY_VAR).is_some_and(|k| k.len() >= 32));
         // Existing, without the key: its lines stay, the key line is appended.
         std::fs::write(&path, "OTHER=1\nTOKEN=abc").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
         key_ring(None, None, &dir, true).unwrap();
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(
             text.starts_with("OTHER=1\nTOKEN=abc\nMRTR_REQUEST_STATE_KEY="),

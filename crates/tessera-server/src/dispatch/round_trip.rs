@@ -15,7 +15,7 @@ use super::capability_check::check_capabilities;
 use super::handled::{Json, ResultShape, serialisation_failed};
 use super::ticket::TicketBody;
 use super::{Incoming, required_str, take};
-use crate::answer::{Slot, carried, collect};
+use crate::answer::{MAX_ANSWERS_BYTES, Slot, carried, collect, json_len};
 use crate::context::{Inner, NextRound};
 use crate::form::FormCheck;
 use crate::handler_error::Kind;
@@ -353,11 +353,21 @@ impl McpServer {
             other,
         };
         let token = codec.seal(&next, binding).map_err(|e| match e {
-            // Answers are capped at intake, so what overflows is what the client kept adding.
-            tessera_state::SealError::TooLarge { len, max } => ServerError::invalid_params(format!(
-                "The answers given so far are too large to carry to the next round (the requestState \
-                 would be {len} bytes; the limit is {max}). Give shorter answers, or start the call again."
-            )),
+            // Answers past what one request may bring: what the client kept adding overflows.
+            tessera_state::SealError::TooLarge { len, max }
+                if json_len(&next.accepted) + json_len(&next.other) > MAX_ANSWERS_BYTES =>
+            {
+                ServerError::invalid_params(format!(
+                    "The answers given so far are too large to carry to the next round (the requestState \
+                     would be {len} bytes; the limit is {max}). Give shorter answers, or start the call again."
+                ))
+            }
+            // Otherwise it is the handler's carried state or its questions: the server's fault.
+            tessera_state::SealError::TooLarge { len, max } => ServerError::Internal {
+                message: format!(
+                    "{kind} {target}: its carried state and questions make the requestState {len} bytes; the limit is {max}"
+                ),
+            },
             other => ServerError::Internal {
                 message: format!("cannot seal requestState: {other}"),
             },

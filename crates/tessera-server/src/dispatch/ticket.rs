@@ -49,7 +49,11 @@ impl McpServer {
             .open::<TicketBody>(token, binding)
             .map_err(|e| fail(RequestStateFailure::Open(e)))?;
         if single_use && let Some(ledger) = &self.ledger {
-            match ledger.consume(&opened.ticket_id, opened.expires_at).await {
+            // Remembered until no instance sharing the key could open it again.
+            let remember_until = opened
+                .expires_at
+                .saturating_add(tessera_state::MAX_CLOCK_SKEW_SECS);
+            match ledger.consume(&opened.ticket_id, remember_until).await {
                 Ok(()) => {}
                 Err(tessera_state::LedgerError::AlreadyUsed) => {
                     return Err(fail(RequestStateFailure::AlreadyUsed("already_used")));
