@@ -6,11 +6,11 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 
 use crate::EndpointOptions;
 
-/// The host of an authority, normalised for comparison.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Host {
-    /// A registered name, lowercased (`localhost`, `mcp.example.com`).
-    Name(String),
+/// The host of an authority, borrowed from the header (checked on every request: no allocation).
+#[derive(Debug, Clone, Copy)]
+enum Host<'a> {
+    /// A registered name (`localhost`, `mcp.example.com`), compared ignoring case.
+    Name(&'a str),
     /// An IPv4 address.
     V4(Ipv4Addr),
     /// An IPv6 literal (written in brackets).
@@ -19,7 +19,7 @@ enum Host {
 
 /// Reads `host[:port]`; `None` for anything else (userinfo, paths, stray
 /// brackets, non-digit or out-of-range ports, characters a host cannot have).
-fn parse_authority(text: &str) -> Option<Host> {
+fn parse_authority(text: &str) -> Option<Host<'_>> {
     let (host, port) = if let Some(rest) = text.strip_prefix('[') {
         let (literal, after) = rest.split_once(']')?;
         let port = match after {
@@ -34,7 +34,7 @@ fn parse_authority(text: &str) -> Option<Host> {
         };
         let host = match name.parse::<Ipv4Addr>() {
             Ok(v4) => Host::V4(v4),
-            Err(_) if is_reg_name(name) => Host::Name(name.to_ascii_lowercase()),
+            Err(_) if is_reg_name(name) => Host::Name(name),
             Err(_) => return None,
         };
         (host, port)
@@ -63,16 +63,27 @@ fn is_reg_name(name: &str) -> bool {
         })
 }
 
-fn is_loopback(host: &Host) -> bool {
+impl PartialEq for Host<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Host::Name(a), Host::Name(b)) => a.eq_ignore_ascii_case(b),
+            (Host::V4(a), Host::V4(b)) => a == b,
+            (Host::V6(a), Host::V6(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+fn is_loopback(host: &Host<'_>) -> bool {
     match host {
-        Host::Name(n) => n == "localhost",
+        Host::Name(n) => n.eq_ignore_ascii_case("localhost"),
         Host::V4(a) => *a == Ipv4Addr::LOCALHOST,
         Host::V6(a) => *a == Ipv6Addr::LOCALHOST,
     }
 }
 
 /// Whether `host` is loopback or one of `allowed` (each a host, with or without a port).
-fn host_in(host: &Host, allowed: &[String]) -> bool {
+fn host_in(host: &Host<'_>, allowed: &[String]) -> bool {
     is_loopback(host)
         || allowed
             .iter()
