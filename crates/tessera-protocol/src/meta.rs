@@ -16,6 +16,10 @@ pub const LOG_LEVEL_KEY: &str = "io.modelcontextprotocol/logLevel";
 pub const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
 /// Notification/result `_meta` key naming a subscription.
 pub const SUBSCRIPTION_ID_KEY: &str = "io.modelcontextprotocol/subscriptionId";
+/// `_meta` key of a pushed initialize-era input request (Tessera's stdio era
+/// bridge) naming the 2026-07-28 input-request key it answers, so a client can
+/// tell its questions apart as it would by their `inputRequests` keys.
+pub const INPUT_KEY_META_KEY: &str = "dev.tessera/inputKey";
 
 /// The per-request `_meta` envelope of revision 2026-07-28.
 ///

@@ -22,12 +22,19 @@ impl McpServer {
     }
 }
 
-/// Removes the 2026-07-28-only members from a result so an old client sees the old shape.
-pub(crate) fn to_legacy_shape(result: &mut Value) {
+/// Removes the 2026-07-28-only members from a result (`resultType`, caching
+/// hints, `serverInfo` in `_meta`) so an initialize-era client sees the old shape.
+pub fn to_legacy_shape(result: &mut Value) {
     if let Some(o) = result.as_object_mut() {
         o.remove("resultType");
         o.remove("ttlMs");
         o.remove("cacheScope");
+        if let Some(Value::Object(meta)) = o.get_mut("_meta") {
+            meta.remove(tessera_protocol::SERVER_INFO_KEY);
+            if meta.is_empty() {
+                o.remove("_meta");
+            }
+        }
     }
 }
 

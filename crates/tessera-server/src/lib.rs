@@ -70,6 +70,7 @@ pub use facts::{Era, RequestFacts};
 pub use form::{Form, FormChoice, FormValue};
 pub use handler_error::{HandlerError, NotFound, Result};
 pub use interrupt::Interrupt;
+pub use legacy::to_legacy_shape;
 pub use notify::NotificationSink;
 pub use prompt::{PromptArguments, PromptDef};
 pub use resource::{ResourceDef, ResourceTemplateDef, TemplateVariables};

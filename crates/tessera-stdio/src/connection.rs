@@ -1,0 +1,329 @@
+//! One stdio connection: read messages, serve requests concurrently, write responses.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+use tessera_protocol::{
+    CANCELLED_NOTIFICATION, ErrorObject, INITIALIZE, INTERNAL_ERROR, INVALID_REQUEST,
+    JsonRpcErrorResponse, JsonRpcMessage, JsonRpcRequest, MessageError, PARSE_ERROR,
+    PROTOCOL_VERSION_KEY, RequestId, TRANSPORT_ERROR,
+};
+use tessera_server::{McpServer, NotificationSink, RequestFacts};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::task::{AbortHandle, JoinSet};
+
+use crate::StdioOptions;
+use crate::bridge::{Bridge, is_bridged};
+use crate::legacy_session::LegacySession;
+use crate::line::{Line, LineReader};
+use crate::outbox::Outbox;
+use crate::peer_requests::PeerRequests;
+
+/// What every request task of a connection shares.
+struct Shared {
+    server: Arc<McpServer>,
+    outbox: Outbox,
+    peer: PeerRequests,
+    options: StdioOptions,
+}
+
+/// Requests running now: by JSON-RPC id (for cancellation) and by task (for a panic's answer).
+#[derive(Default)]
+struct InFlight {
+    by_id: HashMap<RequestId, AbortHandle>,
+    by_task: HashMap<tokio::task::Id, RequestId>,
+}
+
+/// Serves MCP over a newline-delimited JSON-RPC byte stream until the input
+/// ends or `shutdown` completes; requests still running then get
+/// [`StdioOptions::shutdown_grace`] to finish.
+pub async fn serve_connection<R, W>(
+    server: Arc<McpServer>,
+    input: R,
+    output: W,
+    options: StdioOptions,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> std::io::Result<()>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (outbox, writer) = Outbox::start(output);
+    let mut reader = LineReader::new(input, options.max_line_bytes);
+    let shared = Arc::new(Shared {
+        server,
+        outbox,
+        peer: PeerRequests::new(),
+        options,
+    });
+    let mut session: Option<Arc<LegacySession>> = None;
+    let mut tasks = JoinSet::new();
+    let in_flight = Arc::new(Mutex::new(InFlight::default()));
+    tokio::pin!(shutdown);
+    let read_error = loop {
+        let line = tokio::select! {
+            line = reader.next() => line,
+            Some(done) = tasks.join_next_with_id(), if !tasks.is_empty() => {
+                finished(&shared, &in_flight, done).await;
+                continue;
+            }
+            () = &mut shutdown => break None,
+        };
+        let bytes = match line {
+            Ok(Line::Message(bytes)) => bytes,
+            Ok(Line::End) => break None,
+            Ok(Line::TooLong(len)) => {
+                let message = format!(
+                    "Request too large: a message of {len} bytes; the limit is {} bytes per line",
+                    shared.options.max_line_bytes
+                );
+                reply_error(&shared.outbox, None, INVALID_REQUEST, message).await;
+                continue;
+            }
+            Err(e) => break Some(e),
+        };
+        let request = match read_message(&bytes) {
+            Ok(Some(request)) => request,
+            Ok(None) => continue,
+            Err((id, code, message)) => {
+                reply_error(&shared.outbox, id, code, message).await;
+                continue;
+            }
+        };
+        match request {
+            Incoming::Request(request) => {
+                let legacy = era_of(&request, &mut session);
+                let facts = legacy.as_ref().map_or_else(RequestFacts::modern, |s| {
+                    RequestFacts::legacy(s.version.clone())
+                });
+                start(&shared, &in_flight, &mut tasks, request, facts, legacy).await;
+            }
+            Incoming::Cancelled(id) => {
+                let mut running = lock(&in_flight);
+                if let Some(handle) = running.by_id.remove(&id) {
+                    // Aborted, it sends nothing more for this request, as the spec requires.
+                    handle.abort();
+                    tracing::debug!(%id, "request cancelled by the client");
+                }
+            }
+            Incoming::Notification(method) => shared.server.handle_notification(&method),
+            Incoming::Response(response) => {
+                if !shared.peer.resolve(response) {
+                    tracing::debug!("a response nothing waits for (its call ended); ignored");
+                }
+            }
+        }
+    };
+    // Nothing more will be answered: questions waiting on the client fail now.
+    shared.peer.close();
+    let grace = shared.options.shutdown_grace;
+    let drain = async {
+        while let Some(done) = tasks.join_next_with_id().await {
+            finished(&shared, &in_flight, done).await;
+        }
+    };
+    if tokio::time::timeout(grace, drain).await.is_err() {
+        tracing::warn!(
+            running = tasks.len(),
+            "requests still running {grace:?} after the input ended; stopped"
+        );
+        tasks.shutdown().await;
+    }
+    drop(shared);
+    match writer.await {
+        Ok(Ok(())) | Err(_) => {}
+        // The client closed its end of stdout: nothing more can be said to it.
+        Ok(Err(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+        Ok(Err(e)) => return Err(e),
+    }
+    read_error.map_or(Ok(()), Err)
+}
+
+/// A message read from the input, sorted for the loop.
+enum Incoming {
+    Request(JsonRpcRequest<Value>),
+    Cancelled(RequestId),
+    Notification(String),
+    Response(tessera_protocol::JsonRpcResponse<Value>),
+}
+
+type Refusal = (Option<RequestId>, i32, String);
+
+/// Parses one line; `Ok(None)` for a notification needing nothing.
+fn read_message(bytes: &[u8]) -> Result<Option<Incoming>, Refusal> {
+    let value: Value = serde_json::from_slice(bytes).map_err(|e| {
+        (
+            None,
+            PARSE_ERROR,
+            format!("Parse error: the line is not valid JSON ({e})"),
+        )
+    })?;
+    let id_hint = value.get("id").and_then(RequestId::from_value);
+    let message = JsonRpcMessage::from_value(value).map_err(|e| {
+        let message = match e {
+            MessageError::Batch => {
+                "Invalid Request: JSON-RPC batches are not supported; send one message per line"
+                    .to_owned()
+            }
+            e => format!("Invalid Request: the line is not a valid JSON-RPC message: {e}"),
+        };
+        (id_hint, INVALID_REQUEST, message)
+    })?;
+    Ok(Some(match message {
+        JsonRpcMessage::Request(r) => Incoming::Request(r),
+        JsonRpcMessage::Response(r) => Incoming::Response(r),
+        JsonRpcMessage::Notification(n) if n.method == CANCELLED_NOTIFICATION => {
+            match n
+                .params
+                .as_ref()
+                .and_then(|p| p.get("requestId"))
+                .and_then(RequestId::from_value)
+            {
+                Some(id) => Incoming::Cancelled(id),
+                None => return Ok(None),
+            }
+        }
+        JsonRpcMessage::Notification(n) => Incoming::Notification(n.method),
+    }))
+}
+
+/// The request's era: `Some(session)` for initialize-era. A request carrying
+/// the 2026-07-28 envelope is modern even on a connection that initialized;
+/// `initialize` opens (or reopens) the connection's legacy session.
+fn era_of(
+    request: &JsonRpcRequest<Value>,
+    session: &mut Option<Arc<LegacySession>>,
+) -> Option<Arc<LegacySession>> {
+    let params = request.params.as_ref();
+    let modern = params
+        .and_then(|p| p.get("_meta"))
+        .and_then(|m| m.get(PROTOCOL_VERSION_KEY))
+        .is_some();
+    if modern {
+        return None;
+    }
+    if request.method == INITIALIZE {
+        let opened = Arc::new(LegacySession::from_initialize(params));
+        tracing::info!(version = %opened.version, "initialize-era client");
+        *session = Some(Arc::clone(&opened));
+        return Some(opened);
+    }
+    session.clone()
+}
+
+/// Starts serving `request` in its own task, unless too many run already or its id is in use.
+async fn start(
+    shared: &Arc<Shared>,
+    in_flight: &Arc<Mutex<InFlight>>,
+    tasks: &mut JoinSet<()>,
+    request: JsonRpcRequest<Value>,
+    facts: RequestFacts,
+    legacy: Option<Arc<LegacySession>>,
+) {
+    let id = request.id.clone();
+    let refusal = {
+        let running = lock(in_flight);
+        if running.by_id.contains_key(&id) {
+            Some((
+                INVALID_REQUEST,
+                format!(
+                    "Invalid Request: request id {id} is already in flight; ids must be unique among running requests"
+                ),
+            ))
+        } else if running.by_id.len() >= shared.options.max_in_flight {
+            Some((
+                TRANSPORT_ERROR,
+                format!(
+                    "Server busy: {} requests are running; retry when one has answered",
+                    running.by_id.len()
+                ),
+            ))
+        } else {
+            None
+        }
+    };
+    if let Some((code, message)) = refusal {
+        reply_error(&shared.outbox, Some(id), code, message).await;
+        return;
+    }
+    let task_shared = Arc::clone(shared);
+    let handle = tasks.spawn(async move {
+        if let Some(bytes) = serve_request(&task_shared, request, facts, legacy).await {
+            task_shared.outbox.send(bytes).await;
+        }
+    });
+    let mut running = lock(in_flight);
+    running.by_task.insert(handle.id(), id.clone());
+    running.by_id.insert(id, handle);
+}
+
+/// One request's response: through the bridge for an initialize-era call that may ask.
+async fn serve_request(
+    shared: &Shared,
+    request: JsonRpcRequest<Value>,
+    facts: RequestFacts,
+    legacy: Option<Arc<LegacySession>>,
+) -> Option<Vec<u8>> {
+    let outbox = shared.outbox.clone();
+    let sink = NotificationSink::new(move |n| outbox.notify(&n));
+    match legacy {
+        Some(session) if is_bridged(&request.method) => {
+            Bridge {
+                server: &shared.server,
+                outbox: &shared.outbox,
+                peer: &shared.peer,
+                session: &session,
+                facts: RequestFacts::modern().with_notifications(sink),
+                max_rounds: shared.options.max_bridge_rounds,
+            }
+            .serve(request)
+            .await
+        }
+        _ => Some(
+            shared
+                .server
+                .handle(request, facts.with_notifications(sink))
+                .await
+                .to_bytes(),
+        ),
+    }
+}
+
+/// A request task ended: forget it; a panic still gets its caller an answer.
+async fn finished(
+    shared: &Shared,
+    in_flight: &Mutex<InFlight>,
+    done: Result<(tokio::task::Id, ()), tokio::task::JoinError>,
+) {
+    let task = match &done {
+        Ok((task, ())) => *task,
+        Err(e) => e.id(),
+    };
+    let id = {
+        let mut running = lock(in_flight);
+        let id = running.by_task.remove(&task);
+        if let Some(id) = &id {
+            running.by_id.remove(id);
+        }
+        id
+    };
+    if let Err(e) = done
+        && e.is_panic()
+    {
+        tracing::error!(id = ?id, "a handler panicked");
+        let message = "Internal error: the handler failed unexpectedly (see the server's log)";
+        reply_error(&shared.outbox, id, INTERNAL_ERROR, message.into()).await;
+    }
+}
+
+async fn reply_error(outbox: &Outbox, id: Option<RequestId>, code: i32, message: String) {
+    let response = JsonRpcErrorResponse::new(id, ErrorObject::new(code, message));
+    outbox
+        .send(serde_json::to_vec(&response).unwrap_or_default())
+        .await;
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}

@@ -1,0 +1,27 @@
+//! What one stdio connection may consume.
+
+use std::time::Duration;
+
+/// Limits of a stdio connection.
+#[derive(Debug, Clone)]
+pub struct StdioOptions {
+    /// Longest line (one message) read, in bytes (default 1 MiB, as the HTTP body limit).
+    pub max_line_bytes: usize,
+    /// Requests served at once; one more is answered "busy" (default 64).
+    pub max_in_flight: usize,
+    /// How long requests still running at end of input may finish (default 5 s).
+    pub shutdown_grace: Duration,
+    /// Most rounds the era bridge runs for one initialize-era call (default 16).
+    pub max_bridge_rounds: usize,
+}
+
+impl Default for StdioOptions {
+    fn default() -> Self {
+        Self {
+            max_line_bytes: 1024 * 1024,
+            max_in_flight: 64,
+            shutdown_grace: Duration::from_secs(5),
+            max_bridge_rounds: 16,
+        }
+    }
+}
