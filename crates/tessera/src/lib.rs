@@ -29,6 +29,10 @@ pub use tessera_state as state;
 #[cfg(feature = "http")]
 pub use tessera_http as http;
 
+/// The stdio transport (feature `stdio`): `serve_stdio`, and the era bridge for initialize-era clients.
+#[cfg(feature = "stdio")]
+pub use tessera_stdio as stdio;
+
 /// The client: [`McpClient`](client::McpClient) and the [`Elicitor`](client::Elicitor) it asks.
 #[cfg(feature = "client")]
 pub use tessera_client as client;

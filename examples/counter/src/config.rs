@@ -23,14 +23,20 @@ pub struct Config {
     pub dev: bool,
     /// Ticket lifetime.
     pub ttl: Duration,
+    /// Serve on stdin/stdout instead of HTTP (both protocol eras).
+    pub stdio: bool,
 }
 
 /// Usage text.
 pub const USAGE: &str =
     "usage: counter [--addr HOST:PORT] [--legacy reject|stateless] [--ttl SECONDS] [--dev]
+       counter --stdio [--ttl SECONDS] [--dev]
 
   --addr     where to listen (default 127.0.0.1:8787, or 127.0.0.1:$PORT)
-  --legacy   initialize-era clients: reject (default) or stateless
+  --legacy   initialize-era clients over HTTP: reject (default) or stateless
+  --stdio    serve one client on stdin/stdout (as Claude Code and Claude Desktop
+             launch local servers); initialize-era clients get the forms as
+             elicitation/create requests
   --ttl      requestState lifetime in seconds (default 600)
   --dev      no key configured? generate one into .dev.vars and start
 
@@ -48,6 +54,7 @@ impl Config {
             legacy: Legacy::Reject,
             dev: false,
             ttl: Duration::from_secs(600),
+            stdio: false,
         };
         let mut args = args.into_iter();
         while let Some(arg) = args.next() {
@@ -75,6 +82,7 @@ impl Config {
                     config.ttl = Duration::from_secs(secs);
                 }
                 "--dev" => config.dev = true,
+                "--stdio" => config.stdio = true,
                 "-h" | "--help" => return Err(USAGE.to_owned()),
                 other => return Err(format!("unknown argument {other:?}\n\n{USAGE}")),
             }

@@ -1,4 +1,4 @@
-//! `counter`: the increase-counter MCP server on Streamable HTTP.
+//! `counter`: the increase-counter MCP server on Streamable HTTP, or stdio with `--stdio`.
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -23,14 +23,22 @@ fn main() -> ExitCode {
 
 fn run() -> Result<(), String> {
     let (config, server) = counter::boot::configured_server()?;
-    let endpoint = McpEndpoint::new(
-        Arc::new(server),
-        EndpointOptions::default().legacy(config.legacy),
-    );
+    let server = Arc::new(server);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    if config.stdio {
+        tracing::info!("serving MCP on stdin/stdout (both protocol eras)");
+        let served = runtime.block_on(tessera::stdio::serve_stdio(
+            server,
+            tessera::stdio::StdioOptions::default(),
+        ));
+        // Reading stdin parks a blocking thread the runtime would otherwise wait for.
+        runtime.shutdown_background();
+        return served.map_err(|e| format!("stdio: {e}"));
+    }
+    let endpoint = McpEndpoint::new(server, EndpointOptions::default().legacy(config.legacy));
     runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind(&config.addr)
             .await
