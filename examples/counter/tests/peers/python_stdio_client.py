@@ -1,0 +1,51 @@
+"""Drives `counter --stdio` with the official MCP Python SDK (2.x) client.
+
+usage: python_stdio_client.py MODE SCENARIO COUNTER_BINARY [ARGS...]
+
+MODE is the SDK's connect mode: `legacy` (the initialize handshake, where the
+server pushes elicitation/create requests), `auto` (probe with
+server/discover, fall back to initialize) or `2026-07-28`. SCENARIO is
+`accept`, `decline`, `cancel` or `confirm-false`. Prints the negotiated
+protocol version, each form asked, and the tool's final text as JSON lines.
+"""
+
+import asyncio
+import json
+import os
+import sys
+
+import mcp.types as types
+from mcp import Client, StdioServerParameters
+
+
+async def main() -> None:
+    mode, scenario, command, *args = sys.argv[1:]
+    asked = []
+
+    async def elicit(context, params):
+        props = params.requested_schema.get("properties", {})
+        asked.append({"message": params.message, "fields": sorted(props)})
+        if "amount" in props:
+            if scenario in ("decline", "cancel"):
+                return types.ElicitResult(action=scenario)
+            return types.ElicitResult(action="accept", content={"amount": 5})
+        if "confirm" in props:
+            return types.ElicitResult(action="accept", content={"confirm": scenario != "confirm-false"})
+        return types.ElicitResult(action="cancel")
+
+    # The SDK passes the child only a safe default environment: forward the key.
+    env = {k: v for k, v in os.environ.items() if k.startswith("MRTR_REQUEST_STATE_KEY")}
+    server = StdioServerParameters(command=command, args=args, env=env)
+    async with Client(server, mode=mode, elicitation_callback=elicit) as client:
+        tools = await client.list_tools()
+        result = await client.call_tool("increase-counter", {"current": 10})
+        print(json.dumps({
+            "protocolVersion": client.protocol_version,
+            "tools": [t.name for t in tools.tools],
+            "asked": asked,
+            "text": result.content[0].text,
+            "isError": bool(result.is_error),
+        }))
+
+
+asyncio.run(main())
