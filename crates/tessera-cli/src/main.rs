@@ -5,6 +5,7 @@ mod arguments;
 mod exit;
 mod output;
 mod prompt_form;
+mod server;
 mod terminal;
 
 use std::io::IsTerminal;
@@ -16,9 +17,14 @@ use serde_json::Value;
 use tessera_client::{ClientError, McpClient};
 
 use crate::exit::Exit;
+use crate::server::Server;
 use crate::terminal::CliElicitor;
 
 /// Call MCP (2026-07-28) tools and answer their elicitation forms.
+///
+/// A server is an endpoint URL, or a local command started with --stdio
+/// "COMMAND" (spoken to over stdin/stdout: 2026-07-28 when the server speaks
+/// it, else the initialize era, whose pushed forms are answered the same way).
 #[derive(Parser)]
 #[command(name = "tessera", version, about, after_help = exit::HELP)]
 struct Cli {
@@ -30,16 +36,22 @@ struct Cli {
 enum Command {
     /// Show a server's versions, capabilities and instructions (`server/discover`).
     Discover {
-        /// The MCP endpoint, e.g. http://127.0.0.1:8787/mcp
-        url: String,
+        /// The MCP endpoint, e.g. http://127.0.0.1:8787/mcp (or --stdio)
+        url: Option<String>,
+        /// Start this command and speak to it over stdio instead, e.g. "counter --stdio".
+        #[arg(long, value_name = "COMMAND")]
+        stdio: Option<String>,
         /// Print the raw JSON result.
         #[arg(long)]
         json: bool,
     },
     /// List a server's tools.
     Tools {
-        /// The MCP endpoint.
-        url: String,
+        /// The MCP endpoint (or --stdio).
+        url: Option<String>,
+        /// Start this command and speak to it over stdio instead, e.g. "counter --stdio".
+        #[arg(long, value_name = "COMMAND")]
+        stdio: Option<String>,
         /// Print the raw JSON list.
         #[arg(long)]
         json: bool,
@@ -51,13 +63,17 @@ enum Command {
         dev_vars: bool,
     },
     /// Call a tool; answer its forms interactively, or from --answers/--answer.
+    #[command(
+        override_usage = "tessera call [OPTIONS] <URL> <TOOL> [ARGS]...\n       tessera call [OPTIONS] --stdio <COMMAND> <TOOL> [ARGS]..."
+    )]
     Call {
-        /// The MCP endpoint.
-        url: String,
-        /// The tool's name.
-        tool: String,
-        /// Arguments as name=value (value parsed as JSON when it parses, else a string).
-        args: Vec<String>,
+        /// The MCP endpoint (unless --stdio), the tool's name, then its
+        /// arguments as name=value (value parsed as JSON when it parses, else a string).
+        #[arg(value_name = "[URL] TOOL [ARGS]", required = true)]
+        positional: Vec<String>,
+        /// Start this command and speak to it over stdio instead of a URL, e.g. "counter --stdio".
+        #[arg(long, value_name = "COMMAND")]
+        stdio: Option<String>,
         /// All arguments as one JSON object (merged under name=value pairs).
         #[arg(long)]
         args_json: Option<String>,
@@ -94,15 +110,27 @@ fn main() -> ExitCode {
     }
 }
 
-fn client(
-    url: &str,
-    token: Option<&str>,
-) -> Result<tessera_client::McpClientBuilder, (Exit, String)> {
-    let mut b = McpClient::builder(url).client_info("tessera-cli", env!("CARGO_PKG_VERSION"));
-    if let Some(t) = token {
-        b = b.bearer_token(t);
+/// The server named by a URL or `--stdio`, and the positionals after it.
+fn server(
+    stdio: Option<&str>,
+    positional: Vec<String>,
+) -> Result<(Server, Vec<String>), (Exit, String)> {
+    Server::from_args(stdio, positional).map_err(|e| (Exit::Usage, e))
+}
+
+/// A client that could not be built: a bad URL is a usage error, a server that would not start a failure.
+fn not_built(e: ClientError) -> (Exit, String) {
+    match e {
+        ClientError::Process(_) => (Exit::Failure, e.to_string()),
+        _ => (Exit::Usage, e.to_string()),
     }
-    Ok(b)
+}
+
+fn no_more(rest: &[String]) -> Result<(), (Exit, String)> {
+    match rest.first() {
+        None => Ok(()),
+        Some(extra) => Err((Exit::Usage, format!("unexpected argument {extra:?}"))),
+    }
 }
 
 fn failed(e: ClientError) -> (Exit, String) {
@@ -136,11 +164,13 @@ async fn run(command: Command) -> Result<Exit, (Exit, String)> {
             }
             Ok(Exit::Success)
         }
-        Command::Discover { url, json } => {
-            let c = client(&url, None)?
-                .build()
-                .map_err(|e| (Exit::Usage, e.to_string()))?;
-            let d = c.discover().await.map_err(failed)?;
+        Command::Discover { url, stdio, json } => {
+            let (server, rest) = server(stdio.as_deref(), url.into_iter().collect())?;
+            no_more(&rest)?;
+            let c = server.client().build().map_err(not_built)?;
+            let d = c.discover().await.map_err(failed);
+            c.close().await;
+            let d = d?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&d).unwrap_or_default());
             } else {
@@ -148,11 +178,13 @@ async fn run(command: Command) -> Result<Exit, (Exit, String)> {
             }
             Ok(Exit::Success)
         }
-        Command::Tools { url, json } => {
-            let c = client(&url, None)?
-                .build()
-                .map_err(|e| (Exit::Usage, e.to_string()))?;
-            let tools = c.list_tools().await.map_err(failed)?;
+        Command::Tools { url, stdio, json } => {
+            let (server, rest) = server(stdio.as_deref(), url.into_iter().collect())?;
+            no_more(&rest)?;
+            let c = server.client().build().map_err(not_built)?;
+            let tools = c.list_tools().await.map_err(failed);
+            c.close().await;
+            let tools = tools?;
             if json {
                 println!(
                     "{}",
@@ -164,9 +196,8 @@ async fn run(command: Command) -> Result<Exit, (Exit, String)> {
             Ok(Exit::Success)
         }
         Command::Call {
-            url,
-            tool,
-            args,
+            positional,
+            stdio,
             args_json,
             answers,
             answer,
@@ -178,21 +209,25 @@ async fn run(command: Command) -> Result<Exit, (Exit, String)> {
                 answers::load(answers.as_deref(), &answer).map_err(|e| (Exit::Usage, e))?;
             let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
             let elicitor = Arc::new(CliElicitor::new(scripted, interactive));
-            let c = client(&url, token.as_deref())?
+            let (server, mut args) = server(stdio.as_deref(), positional)?;
+            if args.is_empty() {
+                return Err((Exit::Usage, "name the tool to call".into()));
+            }
+            let tool = args.remove(0);
+            let mut builder = server.client();
+            if let Some(t) = &token {
+                builder = builder.bearer_token(t);
+            }
+            let c = builder
                 .elicitor(elicitor.clone())
                 .max_rounds(max_rounds)
                 .meta("progressToken", Value::String("tessera-cli".into()))
                 .on_notification(Arc::new(output::print_notification))
                 .build()
-                .map_err(|e| (Exit::Usage, e.to_string()))?;
-            let tools = c.list_tools().await.map_err(failed)?;
-            let schema = tools
-                .iter()
-                .find(|t| t.name == tool)
-                .map(|t| Value::Object(t.input_schema.clone()));
-            let arguments = arguments::build(&args, args_json.as_deref(), schema.as_ref())
-                .map_err(|e| (Exit::Usage, e))?;
-            let result = c.call_tool_raw(&tool, arguments).await.map_err(failed)?;
+                .map_err(not_built)?;
+            let result = call(&c, &tool, &args, args_json.as_deref()).await;
+            c.close().await;
+            let result = result?;
             if json {
                 println!(
                     "{}",
@@ -212,6 +247,23 @@ async fn run(command: Command) -> Result<Exit, (Exit, String)> {
             )
         }
     }
+}
+
+/// Lists the tools (for the arguments' types), then calls `tool` to the end.
+async fn call(
+    c: &McpClient,
+    tool: &str,
+    args: &[String],
+    args_json: Option<&str>,
+) -> Result<Value, (Exit, String)> {
+    let tools = c.list_tools().await.map_err(failed)?;
+    let schema = tools
+        .iter()
+        .find(|t| t.name == tool)
+        .map(|t| Value::Object(t.input_schema.clone()));
+    let arguments =
+        arguments::build(args, args_json, schema.as_ref()).map_err(|e| (Exit::Usage, e))?;
+    c.call_tool_raw(tool, arguments).await.map_err(failed)
 }
 
 fn keygen() -> Result<String, String> {

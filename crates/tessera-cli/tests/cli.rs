@@ -174,3 +174,126 @@ fn interactive_in_a_pseudo_terminal() {
         .unwrap();
     p.exp_eof().unwrap();
 }
+
+/// The `counter` binary beside `tessera` (`cargo test --workspace` builds both).
+fn counter_command() -> String {
+    let counter = std::path::Path::new(TESSERA).with_file_name("counter");
+    assert!(
+        counter.exists(),
+        "{} is missing: build it with `cargo build --bin counter` (cargo test --workspace does)",
+        counter.display()
+    );
+    format!("'{}' --stdio", counter.display())
+}
+
+fn call_stdio(extra: &[&str]) -> Run {
+    let command = counter_command();
+    let mut args = vec![
+        "call",
+        "--stdio",
+        &command,
+        "increase-counter",
+        "current=10",
+    ];
+    args.extend_from_slice(extra);
+    let out = Command::new(TESSERA)
+        .args(&args)
+        .env(
+            "MRTR_REQUEST_STATE_KEY",
+            "cli-stdio-tests-key-0123456789abcdef012",
+        )
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+#[test]
+fn stdio_headless_accept_decline_and_unanswered() {
+    let r = call_stdio(&[
+        "--answer",
+        "amount.amount=5",
+        "--answer",
+        "confirmation.confirm=true",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stdout.trim(), "Counter increased by 5; next value is 15");
+    let r = call_stdio(&[
+        "--answer",
+        "amount.amount=5",
+        "--answer",
+        "confirmation=cancel",
+    ]);
+    assert_eq!(
+        (r.code, r.stdout.trim()),
+        (3, "Counter increase cancelled."),
+        "{}",
+        r.stderr
+    );
+    let r = call_stdio(&[]);
+    assert_eq!(r.code, 5, "{} {}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("'amount'"), "{}", r.stderr);
+}
+
+#[test]
+fn stdio_tools_discover_and_a_command_that_is_not_there() {
+    let command = counter_command();
+    let out = Command::new(TESSERA)
+        .args(["tools", "--stdio", &command])
+        .env(
+            "MRTR_REQUEST_STATE_KEY",
+            "cli-stdio-tests-key-0123456789abcdef012",
+        )
+        .env("RUST_LOG", "warn")
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("increase-counter"));
+    let r = tessera(&["tools", "--stdio", "/nonexistent/server --stdio"]);
+    assert_eq!(r.code, 4, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("cannot start \"/nonexistent/server\""),
+        "{}",
+        r.stderr
+    );
+    let r = tessera(&["tools"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("--stdio"), "{}", r.stderr);
+}
+
+#[test]
+fn stdio_interactive_in_a_pseudo_terminal() {
+    let mut cmd = Command::new(TESSERA);
+    cmd.args([
+        "call",
+        "--stdio",
+        &counter_command(),
+        "increase-counter",
+        "current=10",
+    ])
+    .env(
+        "MRTR_REQUEST_STATE_KEY",
+        "cli-stdio-tests-key-0123456789abcdef012",
+    )
+    .env("RUST_LOG", "warn")
+    .env("TERM", "xterm");
+    let mut p = rexpect::session::spawn_command(cmd, Some(20_000)).unwrap();
+    p.exp_string("By how much should the counter increase?")
+        .unwrap();
+    key(&mut p, "5");
+    key(&mut p, "\r");
+    p.exp_string("Send these answers?").unwrap();
+    key(&mut p, "\r");
+    p.exp_string("Increase 10 by 5?").unwrap();
+    key(&mut p, "y");
+    key(&mut p, "\r");
+    p.exp_string("Send these answers?").unwrap();
+    key(&mut p, "\r");
+    p.exp_string("Counter increased by 5; next value is 15")
+        .unwrap();
+    p.exp_eof().unwrap();
+}

@@ -1,4 +1,4 @@
-//! The client: requests with `_meta` and headers, JSON/SSE responses, the MRTR loop.
+//! The client: requests with `_meta` (and, over HTTP, headers), the era of a stdio server, the MRTR loop.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -9,21 +9,53 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 use tessera_protocol::{
     CallToolResult, DiscoverResult, ElicitRequestParams, ErrorObject, GetPromptResult,
-    Implementation, InputRequest, InputRequests, InputRequiredResult, JsonObject,
-    LATEST_PROTOCOL_VERSION, Prompt, ReadResourceResult, RequestMeta, Resource, ResultType,
+    INPUT_KEY_META_KEY, INTERNAL_ERROR, Implementation, InputRequest, InputRequests,
+    InputRequiredResult, JsonObject, LATEST_PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSIONS,
+    METHOD_NOT_FOUND, Prompt, ReadResourceResult, RequestMeta, Resource, ResultType,
     STATELESS_PROTOCOL_VERSIONS, Tool, UNSUPPORTED_PROTOCOL_VERSION,
 };
 
-use crate::mcp_headers::{encode_header_value, invalid_header_annotation, param_headers};
-use crate::sse::SseParser;
-use crate::{ClientError, Elicitor, InputKinds};
+use crate::http_transport::{HttpTransport, Mirrored};
+use crate::mcp_headers::{invalid_header_annotation, param_headers};
+use crate::stdio_transport::{PushHandler, StdioTransport};
+use crate::{ClientError, ConnectMode, Elicitor, InputKinds};
 
-/// Called with every notification a server streams before its response.
+/// Called with every notification a server sends before its response.
 pub type NotificationHandler = Arc<dyn Fn(&Value) + Send + Sync>;
+
+/// Where the server is.
+enum Target {
+    Url(String),
+    Process {
+        program: String,
+        args: Vec<String>,
+        env: Vec<(String, String)>,
+    },
+}
+
+/// How requests reach the server.
+enum Transport {
+    Http(HttpTransport),
+    Stdio(StdioTransport),
+}
+
+/// The era a server was found to speak.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Era {
+    Modern,
+    /// Initialize era: the version agreed, and what `initialize` said of the server.
+    Legacy {
+        initialized: Box<Value>,
+    },
+}
+
+/// How long a stdio server may take to answer the `server/discover` probe
+/// before it is taken for an initialize-era server that stays silent.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Configures an [`McpClient`].
 pub struct McpClientBuilder {
-    url: String,
+    target: Target,
     client_info: Implementation,
     elicitor: Option<Arc<dyn Elicitor>>,
     max_rounds: usize,
@@ -31,6 +63,7 @@ pub struct McpClientBuilder {
     bearer: Option<String>,
     timeout: Duration,
     extra_meta: JsonObject,
+    mode: ConnectMode,
 }
 
 impl McpClientBuilder {
@@ -58,7 +91,7 @@ impl McpClientBuilder {
         self
     }
 
-    /// Sends `Authorization: Bearer <token>`.
+    /// Sends `Authorization: Bearer <token>` (HTTP).
     pub fn bearer_token(mut self, token: impl Into<String>) -> Self {
         self.bearer = Some(token.into());
         self
@@ -76,46 +109,99 @@ impl McpClientBuilder {
         self
     }
 
-    /// Builds the client.
+    /// Sets a variable in a stdio server's environment (added to this process's).
+    pub fn env(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        if let Target::Process { env, .. } = &mut self.target {
+            env.push((name.into(), value.into()));
+        }
+        self
+    }
+
+    /// Which protocol era to speak to a stdio server (default [`ConnectMode::Auto`]).
+    pub fn connect_mode(mut self, mode: ConnectMode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// Builds the client; a stdio server is started now (so call this inside a Tokio runtime).
     pub fn build(self) -> Result<McpClient, ClientError> {
-        let url = reqwest::Url::parse(&self.url)
-            .map_err(|e| ClientError::Config(format!("invalid URL {:?}: {e}", self.url)))?;
-        let http = reqwest::Client::builder()
-            .timeout(self.timeout)
-            .tcp_nodelay(true)
-            .build()
-            .map_err(|e| ClientError::Config(e.to_string()))?;
+        let Self {
+            target,
+            client_info,
+            elicitor,
+            max_rounds,
+            on_notification,
+            bearer,
+            timeout,
+            extra_meta,
+            mode,
+        } = self;
+        let push_failure = Arc::new(Mutex::new(None));
+        let transport = match target {
+            Target::Url(url) => {
+                let url = reqwest::Url::parse(&url)
+                    .map_err(|e| ClientError::Config(format!("invalid URL {url:?}: {e}")))?;
+                let http = reqwest::Client::builder()
+                    .timeout(timeout)
+                    .tcp_nodelay(true)
+                    .build()
+                    .map_err(|e| ClientError::Config(e.to_string()))?;
+                Transport::Http(HttpTransport { http, url, bearer })
+            }
+            Target::Process { .. } if bearer.is_some() => {
+                return Err(ClientError::Config(
+                    "a bearer token is for HTTP servers, not stdio".into(),
+                ));
+            }
+            Target::Process { program, args, env } => {
+                let push = push_handler(
+                    elicitor.clone(),
+                    local_label(&program),
+                    Arc::clone(&push_failure),
+                );
+                Transport::Stdio(StdioTransport::spawn(
+                    &program,
+                    &args,
+                    &env,
+                    on_notification.clone(),
+                    push,
+                )?)
+            }
+        };
         Ok(McpClient {
-            http,
-            url,
-            client_info: self.client_info,
-            elicitor: self.elicitor,
-            max_rounds: self.max_rounds,
-            on_notification: self.on_notification,
-            bearer: self.bearer,
-            extra_meta: self.extra_meta,
+            transport,
+            client_info,
+            elicitor,
+            max_rounds,
+            on_notification,
+            extra_meta,
+            mode,
+            era: tokio::sync::OnceCell::new(),
             version: Mutex::new(LATEST_PROTOCOL_VERSION.to_owned()),
             next_id: AtomicI64::new(1),
             tool_schemas: Mutex::new(HashMap::new()),
             server_name: Mutex::new(None),
+            push_failure,
         })
     }
 }
 
-/// An MCP client for one server URL.
+/// An MCP client for one server: an HTTP endpoint, or a process it started (stdio).
 pub struct McpClient {
-    http: reqwest::Client,
-    url: reqwest::Url,
+    transport: Transport,
     client_info: Implementation,
     elicitor: Option<Arc<dyn Elicitor>>,
     max_rounds: usize,
     on_notification: Option<NotificationHandler>,
-    bearer: Option<String>,
     extra_meta: JsonObject,
+    mode: ConnectMode,
+    era: tokio::sync::OnceCell<Era>,
     version: Mutex<String>,
     next_id: AtomicI64,
     tool_schemas: Mutex<HashMap<String, Value>>,
     server_name: Mutex<Option<String>>,
+    /// Why answering a pushed question failed, to report instead of the server's error that followed.
+    push_failure: Arc<Mutex<Option<ClientError>>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -125,8 +211,27 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl McpClient {
     /// Starts configuring a client for `url` (the MCP endpoint).
     pub fn builder(url: impl Into<String>) -> McpClientBuilder {
+        Self::builder_for(Target::Url(url.into()))
+    }
+
+    /// Starts configuring a client that starts `program` with `args` and
+    /// speaks to it over stdio: 2026-07-28 when the server does, else the
+    /// initialize era (see [`ConnectMode`]).
+    pub fn stdio<I, S>(program: impl Into<String>, args: I) -> McpClientBuilder
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Self::builder_for(Target::Process {
+            program: program.into(),
+            args: args.into_iter().map(Into::into).collect(),
+            env: Vec::new(),
+        })
+    }
+
+    fn builder_for(target: Target) -> McpClientBuilder {
         McpClientBuilder {
-            url: url.into(),
+            target,
             client_info: Implementation::new("tessera-client", env!("CARGO_PKG_VERSION")),
             elicitor: None,
             max_rounds: 10,
@@ -134,6 +239,7 @@ impl McpClient {
             bearer: None,
             timeout: Duration::from_secs(120),
             extra_meta: JsonObject::new(),
+            mode: ConnectMode::Auto,
         }
     }
 
@@ -145,9 +251,22 @@ impl McpClient {
             .capabilities()
     }
 
-    /// The protocol version in use.
+    /// The protocol version in use (after the first request, the one agreed).
     pub fn protocol_version(&self) -> String {
         lock(&self.version).clone()
+    }
+
+    /// Whether the server was found to speak only the initialize era (stdio).
+    pub async fn is_initialize_era(&self) -> Result<bool, ClientError> {
+        Ok(matches!(self.era().await?, Era::Legacy { .. }))
+    }
+
+    /// Ends the session: a stdio server's input is closed, and it is given
+    /// two seconds to exit before it is terminated.
+    pub async fn close(&self) {
+        if let Transport::Stdio(stdio) = &self.transport {
+            stdio.close(Duration::from_secs(2)).await;
+        }
     }
 
     fn meta(&self) -> Value {
@@ -166,27 +285,121 @@ impl McpClient {
         meta
     }
 
+    /// The server's era, settled on first use. Over HTTP a server is taken
+    /// as 2026-07-28. Over stdio the binding's probe decides: `server/discover`
+    /// answered (or a recognised version error) means modern; any other error,
+    /// or silence, means initialize era (`basic/transports/stdio`).
+    async fn era(&self) -> Result<&Era, ClientError> {
+        self.era
+            .get_or_try_init(|| async {
+                if matches!(self.transport, Transport::Http(_)) {
+                    return Ok(Era::Modern);
+                }
+                match self.mode {
+                    ConnectMode::Modern => return Ok(Era::Modern),
+                    ConnectMode::Legacy => return self.initialize().await,
+                    ConnectMode::Auto => {}
+                }
+                let probe = tokio::time::timeout(
+                    PROBE_TIMEOUT,
+                    self.send("server/discover", JsonObject::new()),
+                )
+                .await;
+                match probe {
+                    Ok(Ok(result)) => {
+                        let offered = result
+                            .get("supportedVersions")
+                            .and_then(Value::as_array)
+                            .cloned()
+                            .unwrap_or_default();
+                        match STATELESS_PROTOCOL_VERSIONS
+                            .iter()
+                            .find(|v| offered.iter().any(|o| o == **v))
+                        {
+                            Some(v) => {
+                                *lock(&self.version) = (*v).to_owned();
+                                Ok(Era::Modern)
+                            }
+                            None => self.initialize().await,
+                        }
+                    }
+                    Ok(Err(ClientError::Rpc { error, .. }))
+                        if error.code == UNSUPPORTED_PROTOCOL_VERSION =>
+                    {
+                        self.adopt_supported(&error).map(|()| Era::Modern)
+                    }
+                    Ok(Err(ClientError::Rpc { .. })) | Err(_) => self.initialize().await,
+                    Ok(Err(other)) => Err(other),
+                }
+            })
+            .await
+    }
+
+    /// The `initialize` handshake, then `notifications/initialized`.
+    async fn initialize(&self) -> Result<Era, ClientError> {
+        let mut params = JsonObject::new();
+        params.insert("protocolVersion".into(), json!(LEGACY_PROTOCOL_VERSIONS[0]));
+        params.insert("capabilities".into(), json!(self.capabilities()));
+        params.insert("clientInfo".into(), json!(self.client_info));
+        let result = self.send_legacy("initialize", params).await?;
+        let version = result
+            .get("protocolVersion")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if !LEGACY_PROTOCOL_VERSIONS.contains(&version) {
+            return Err(ClientError::UnsupportedServer(format!(
+                "the server answered initialize with protocol version {version:?}; this client speaks {}",
+                LEGACY_PROTOCOL_VERSIONS.join(", ")
+            )));
+        }
+        *lock(&self.version) = version.to_owned();
+        if let Some(name) = result
+            .get("serverInfo")
+            .and_then(|i| i.get("name"))
+            .and_then(Value::as_str)
+        {
+            *lock(&self.server_name) = Some(name.to_owned());
+        }
+        if let Transport::Stdio(stdio) = &self.transport {
+            stdio
+                .notify(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+                .await?;
+        }
+        Ok(Era::Legacy {
+            initialized: Box::new(result),
+        })
+    }
+
+    /// Switches to a version the server named in a -32022 error, if we speak one.
+    fn adopt_supported(&self, error: &ErrorObject) -> Result<(), ClientError> {
+        let supported: Vec<String> = error
+            .data
+            .as_ref()
+            .and_then(|d| d.get("supported"))
+            .and_then(|s| serde_json::from_value(s.clone()).ok())
+            .unwrap_or_default();
+        let Some(pick) = STATELESS_PROTOCOL_VERSIONS
+            .iter()
+            .find(|v| supported.iter().any(|s| s == *v))
+        else {
+            return Err(ClientError::UnsupportedServer(format!(
+                "the server supports {supported:?}; this client speaks {}",
+                STATELESS_PROTOCOL_VERSIONS.join(", ")
+            )));
+        };
+        *lock(&self.version) = (*pick).to_owned();
+        Ok(())
+    }
+
     /// Sends one request (with `_meta` added) and returns its result; on
     /// -32022 it switches to a mutually supported version once and retries.
     pub async fn request(&self, method: &str, params: JsonObject) -> Result<Value, ClientError> {
+        if let Era::Legacy { .. } = self.era().await? {
+            return self.send_legacy(method, params).await;
+        }
         match self.send(method, params.clone()).await {
             Err(ClientError::Rpc { error, .. }) if error.code == UNSUPPORTED_PROTOCOL_VERSION => {
-                let supported: Vec<String> = error
-                    .data
-                    .as_ref()
-                    .and_then(|d| d.get("supported"))
-                    .and_then(|s| serde_json::from_value(s.clone()).ok())
-                    .unwrap_or_default();
-                let Some(pick) = STATELESS_PROTOCOL_VERSIONS
-                    .iter()
-                    .find(|v| supported.iter().any(|s| s == *v))
-                else {
-                    return Err(ClientError::UnsupportedServer(format!(
-                        "the server supports {supported:?}; this client speaks {}",
-                        STATELESS_PROTOCOL_VERSIONS.join(", ")
-                    )));
-                };
-                *lock(&self.version) = (*pick).to_owned();
+                self.adopt_supported(&error)?;
                 self.send(method, params).await
             }
             other => other,
@@ -202,127 +415,71 @@ impl McpClient {
             m.extend(given);
         }
         params.insert("_meta".into(), meta);
-        let version = self.protocol_version();
-        let mut request = self
-            .http
-            .post(self.url.clone())
-            .header("Content-Type", "application/json")
-            .header("Accept", "application/json, text/event-stream")
-            .header("MCP-Protocol-Version", &version)
-            .header("Mcp-Method", method);
-        let name_field = tessera_protocol::name_param(method).and_then(|field| params.get(field));
-        if let Some(name) = name_field.and_then(Value::as_str) {
-            request = request.header("Mcp-Name", encode_header_value(name));
-        }
-        if method == "tools/call"
-            && let (Some(name), Some(arguments)) = (
-                params.get("name").and_then(Value::as_str),
-                params.get("arguments"),
-            )
-            && let Some(schema) = lock(&self.tool_schemas).get(name).cloned()
-        {
-            for (header, value) in param_headers(&schema, arguments) {
-                request = request.header(header, value);
-            }
-        }
-        if let Some(token) = &self.bearer {
-            request = request.bearer_auth(token);
-        }
         let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        let response = request
-            .body(serde_json::to_vec(&body).unwrap_or_default())
-            .send()
-            .await
-            .map_err(ClientError::Transport)?;
-        self.read_response(response, id).await
+        let (message, status) = match &self.transport {
+            Transport::Http(http) => {
+                let version = self.protocol_version();
+                let name = tessera_protocol::name_param(method)
+                    .and_then(|field| params.get(field))
+                    .and_then(Value::as_str);
+                let mut mirrored = Vec::new();
+                if method == "tools/call"
+                    && let (Some(name), Some(arguments)) = (
+                        params.get("name").and_then(Value::as_str),
+                        params.get("arguments"),
+                    )
+                    && let Some(schema) = lock(&self.tool_schemas).get(name).cloned()
+                {
+                    mirrored = param_headers(&schema, arguments);
+                }
+                let mirrored = Mirrored {
+                    version: &version,
+                    method,
+                    name,
+                    params: mirrored,
+                };
+                http.exchange(&body, id, mirrored, self.on_notification.as_ref())
+                    .await?
+            }
+            Transport::Stdio(stdio) => (stdio.exchange(&body, id).await?, 0),
+        };
+        self.settle(message, status)
     }
 
-    async fn read_response(
+    /// An initialize-era request: no 2026-07-28 envelope, only the caller's `_meta` keys.
+    async fn send_legacy(
         &self,
-        mut response: reqwest::Response,
-        id: i64,
+        method: &str,
+        mut params: JsonObject,
     ) -> Result<Value, ClientError> {
-        let status = response.status().as_u16();
-        let is_sse = response
-            .headers()
-            .get("content-type")
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|ct| ct.starts_with("text/event-stream"));
-        let message: Value = if is_sse {
-            let mut parser = SseParser::default();
-            let mut last = None;
-            'read: loop {
-                let chunk = response.chunk().await.map_err(ClientError::Transport)?;
-                let events = match chunk {
-                    Some(bytes) => parser.feed(&bytes).map_err(ClientError::Protocol)?,
-                    None => {
-                        let tail: Vec<String> =
-                            std::mem::take(&mut parser).finish().into_iter().collect();
-                        if tail.is_empty() {
-                            break 'read;
-                        }
-                        tail
-                    }
-                };
-                for data in events {
-                    let Ok(v) = serde_json::from_str::<Value>(&data) else {
-                        continue;
-                    };
-                    if v.get("id").and_then(Value::as_i64) == Some(id)
-                        && (v.get("result").is_some() || v.get("error").is_some())
-                    {
-                        last = Some(v);
-                        break 'read;
-                    }
-                    if v.get("method").is_some() && v.get("id").is_none() {
-                        if let Some(handler) = &self.on_notification {
-                            handler(&v);
-                        }
-                    } else if v.get("method").is_some() {
-                        tracing::warn!(message = %v, "server sent a JSON-RPC request on a response stream; ignored");
-                    }
-                }
-            }
-            last.ok_or_else(|| {
-                ClientError::Protocol(format!(
-                    "the event stream ended without a response to request {id}"
-                ))
-            })?
-        } else {
-            let mut bytes = Vec::new();
-            while let Some(chunk) = response.chunk().await.map_err(ClientError::Transport)? {
-                if bytes.len() + chunk.len() > crate::sse::MAX_EVENT_BYTES {
-                    return Err(ClientError::Protocol(format!(
-                        "the response exceeds {} bytes",
-                        crate::sse::MAX_EVENT_BYTES
-                    )));
-                }
-                bytes.extend_from_slice(&chunk);
-            }
-            match serde_json::from_slice(&bytes) {
-                Ok(v) => v,
-                Err(_) if status >= 400 => {
-                    return Err(ClientError::UnsupportedServer(format!(
-                        "HTTP {status} without a JSON-RPC error: {} (an initialize-era or non-MCP server?)",
-                        String::from_utf8_lossy(&bytes)
-                            .chars()
-                            .take(200)
-                            .collect::<String>()
-                    )));
-                }
-                Err(e) => {
-                    return Err(ClientError::Protocol(format!(
-                        "the response is not JSON: {e}"
-                    )));
-                }
-            }
+        let Transport::Stdio(stdio) = &self.transport else {
+            return Err(ClientError::UnsupportedServer(
+                "initialize-era servers are reached over stdio only".into(),
+            ));
         };
-        if !is_sse && status < 400 && message.get("id").and_then(Value::as_i64) != Some(id) {
-            return Err(ClientError::Protocol(format!(
-                "the response answers id {} instead of {id}",
-                message.get("id").unwrap_or(&Value::Null)
-            )));
+        let mut meta = self.extra_meta.clone();
+        if let Some(Value::Object(given)) = params.remove("_meta") {
+            meta.extend(given);
         }
+        if !meta.is_empty() {
+            params.insert("_meta".into(), Value::Object(meta));
+        }
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let message = stdio.exchange(&body, id).await?;
+        match self.settle(message, 0) {
+            // The call failed because answering a pushed question did: that is the reason to report.
+            Err(ClientError::Rpc { .. }) if lock(&self.push_failure).is_some() => {
+                Err(lock(&self.push_failure)
+                    .take()
+                    .unwrap_or(ClientError::TooManyRounds(0)))
+            }
+            other => other,
+        }
+    }
+
+    /// A response message's result, or its error.
+    fn settle(&self, message: Value, status: u16) -> Result<Value, ClientError> {
         if let Some(error) = message.get("error") {
             let error: ErrorObject = serde_json::from_value(error.clone())
                 .map_err(|e| ClientError::Protocol(format!("malformed error: {e}")))?;
@@ -350,7 +507,23 @@ impl McpClient {
     }
 
     /// `server/discover`.
+    /// An initialize-era server has no `server/discover`: its `initialize`
+    /// result is given in the same shape (its one version, capabilities and instructions).
     pub async fn discover(&self) -> Result<DiscoverResult, ClientError> {
+        if let Era::Legacy { initialized } = self.era().await? {
+            return Ok(DiscoverResult {
+                supported_versions: vec![self.protocol_version()],
+                capabilities: initialized
+                    .get("capabilities")
+                    .and_then(|c| serde_json::from_value(c.clone()).ok())
+                    .unwrap_or_default(),
+                instructions: initialized
+                    .get("instructions")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+                ..DiscoverResult::default()
+            });
+        }
         let v = self.request("server/discover", JsonObject::new()).await?;
         Self::parse("server/discover", v)
     }
@@ -507,36 +680,93 @@ impl McpClient {
     }
 
     async fn answer(&self, requests: &InputRequests) -> Result<JsonObject, ClientError> {
-        // The host is who the user connected to; the name is only what the server says it is.
-        let host = self.url.host_str().unwrap_or("the server").to_owned();
+        // Who asks: where the user connected, and the name the server gives itself.
+        let place = match &self.transport {
+            Transport::Http(http) => http.url.host_str().unwrap_or("the server").to_owned(),
+            Transport::Stdio(stdio) => local_label(&stdio.program),
+        };
         let server = match lock(&self.server_name).as_deref() {
             Some(name) => format!(
-                "{} (at {host})",
+                "{} (at {place})",
                 name.chars().filter(|c| !c.is_control()).collect::<String>()
             ),
-            None => host,
+            None => place,
         };
         let mut answers = JsonObject::new();
         for (key, request) in requests {
-            let unanswerable = || ClientError::Unanswerable {
-                key: key.clone(),
-                method: request.method().to_owned(),
-            };
-            let elicitor = self.elicitor.as_ref().ok_or_else(unanswerable)?;
-            let kinds = elicitor.kinds();
-            let value = match request {
-                InputRequest::Elicit(ElicitRequestParams::Form(p)) if kinds.form => {
-                    json!(elicitor.form(&server, key, p).await?)
-                }
-                InputRequest::Elicit(ElicitRequestParams::Url(p)) if kinds.url => {
-                    json!(elicitor.url(&server, key, p).await?)
-                }
-                InputRequest::Sample(p) if kinds.sampling => json!(elicitor.sample(key, p).await?),
-                InputRequest::ListRoots(_) if kinds.roots => json!(elicitor.roots(key).await?),
-                _ => return Err(unanswerable()),
-            };
+            let value = answer_one(self.elicitor.as_deref(), &server, key, request).await?;
             answers.insert(key.clone(), value);
         }
         Ok(answers)
     }
+}
+
+/// One input request answered by the elicitor, if it can answer its kind.
+async fn answer_one(
+    elicitor: Option<&dyn Elicitor>,
+    server: &str,
+    key: &str,
+    request: &InputRequest,
+) -> Result<Value, ClientError> {
+    let unanswerable = || ClientError::Unanswerable {
+        key: key.to_owned(),
+        method: request.method().to_owned(),
+    };
+    let elicitor = elicitor.ok_or_else(unanswerable)?;
+    let kinds = elicitor.kinds();
+    Ok(match request {
+        InputRequest::Elicit(ElicitRequestParams::Form(p)) if kinds.form => {
+            json!(elicitor.form(server, key, p).await?)
+        }
+        InputRequest::Elicit(ElicitRequestParams::Url(p)) if kinds.url => {
+            json!(elicitor.url(server, key, p).await?)
+        }
+        InputRequest::Sample(p) if kinds.sampling => json!(elicitor.sample(key, p).await?),
+        InputRequest::ListRoots(_) if kinds.roots => json!(elicitor.roots(key).await?),
+        _ => return Err(unanswerable()),
+    })
+}
+
+/// How a local server is named to the user: its program's file name.
+fn local_label(program: &str) -> String {
+    let name = std::path::Path::new(program)
+        .file_name()
+        .map_or_else(|| program.to_owned(), |n| n.to_string_lossy().into_owned());
+    format!("{name} (local process)")
+}
+
+/// Answers what an initialize-era server pushes: its questions through the
+/// elicitor (the key from [`INPUT_KEY_META_KEY`] when the server names one,
+/// else the method), and `ping`.
+fn push_handler(
+    elicitor: Option<Arc<dyn Elicitor>>,
+    server: String,
+    failure: Arc<Mutex<Option<ClientError>>>,
+) -> PushHandler {
+    Arc::new(move |method: String, params: Value| {
+        let (elicitor, server, failure) = (elicitor.clone(), server.clone(), Arc::clone(&failure));
+        Box::pin(async move {
+            if method == "ping" {
+                return Ok(json!({}));
+            }
+            let key = params
+                .get("_meta")
+                .and_then(|m| m.get(INPUT_KEY_META_KEY))
+                .and_then(Value::as_str)
+                .unwrap_or(&method)
+                .to_owned();
+            let request: InputRequest =
+                serde_json::from_value(json!({"method": method, "params": params})).map_err(
+                    |e| ErrorObject::new(METHOD_NOT_FOUND, format!("cannot answer {method}: {e}")),
+                )?;
+            match answer_one(elicitor.as_deref(), &server, &key, &request).await {
+                Ok(answer) => Ok(answer),
+                Err(e) => {
+                    let error = ErrorObject::new(INTERNAL_ERROR, e.to_string());
+                    *lock(&failure) = Some(e);
+                    Err(error)
+                }
+            }
+        })
+    })
 }

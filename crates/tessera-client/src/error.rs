@@ -9,10 +9,13 @@ pub enum ClientError {
     /// The request could not be sent or the response not read.
     #[error("transport error: {0}")]
     Transport(#[source] reqwest::Error),
+    /// The server process could not be started, written to or read from (stdio).
+    #[error("server process: {0}")]
+    Process(String),
     /// The server answered with a JSON-RPC error.
-    #[error("server error {} (HTTP {status}): {}", .error.code, .error.message)]
+    #[error("server error {}{}: {}", .error.code, http_status(*.status), .error.message)]
     Rpc {
-        /// HTTP status of the answer.
+        /// HTTP status of the answer (0 over stdio).
         status: u16,
         /// The error.
         #[source]
@@ -41,4 +44,12 @@ pub enum ClientError {
     /// The client was configured wrongly.
     #[error("configuration error: {0}")]
     Config(String),
+}
+
+fn http_status(status: u16) -> String {
+    if status == 0 {
+        String::new()
+    } else {
+        format!(" (HTTP {status})")
+    }
 }

@@ -1,4 +1,5 @@
-//! An MCP 2026-07-28 client that completes multi round-trip flows.
+//! An MCP 2026-07-28 client that completes multi round-trip flows, over
+//! Streamable HTTP or over stdio with a server process it starts.
 //!
 //! Every request carries the per-request `_meta` (protocol version, client
 //! info, and capabilities derived from what the caller can actually answer)
@@ -7,6 +8,11 @@
 //! server answers `input_required`, [`McpClient::call_tool`] hands each input
 //! request to the caller's [`Elicitor`] and retries with a new id, the same
 //! arguments, the answers, and the `requestState` echoed byte for byte.
+//!
+//! Over stdio ([`McpClient::stdio`]) the client probes with `server/discover`
+//! and falls back to the `initialize` handshake when the server only speaks
+//! the initialize era; the same [`Elicitor`] then answers the
+//! `elicitation/create` requests such a server pushes.
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), tessera_client::ClientError> {
@@ -19,13 +25,17 @@
 //! ```
 
 mod client;
+mod connect_mode;
 mod elicitor;
 mod error;
+mod http_transport;
 mod mcp_headers;
 mod scripted;
 mod sse;
+mod stdio_transport;
 
 pub use client::{McpClient, McpClientBuilder, NotificationHandler};
+pub use connect_mode::ConnectMode;
 pub use elicitor::{Elicitor, InputKinds};
 pub use error::ClientError;
 pub use mcp_headers::{encode_header_value, invalid_header_annotation};

@@ -19,11 +19,17 @@ pub(crate) enum PeerFailure {
     Closed,
 }
 
+/// Where a question's answer goes.
+type Answer = oneshot::Sender<Result<Value, ErrorObject>>;
+
+/// The server-to-client requests in flight, by id; `None` once the input ended.
+type Waiting = Option<HashMap<RequestId, Answer>>;
+
 /// The server-to-client requests in flight, by id.
 #[derive(Default)]
 pub(crate) struct PeerRequests {
     next_id: AtomicI64,
-    waiting: Mutex<Option<HashMap<RequestId, oneshot::Sender<Result<Value, ErrorObject>>>>>,
+    waiting: Mutex<Waiting>,
 }
 
 impl PeerRequests {
@@ -34,12 +40,7 @@ impl PeerRequests {
         }
     }
 
-    fn waiting(
-        &self,
-    ) -> std::sync::MutexGuard<
-        '_,
-        Option<HashMap<RequestId, oneshot::Sender<Result<Value, ErrorObject>>>>,
-    > {
+    fn waiting(&self) -> std::sync::MutexGuard<'_, Waiting> {
         self.waiting
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)

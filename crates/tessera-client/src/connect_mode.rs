@@ -1,0 +1,15 @@
+//! Which protocol era a client speaks to a stdio server.
+
+/// How a client settles a stdio server's protocol era (HTTP servers are always 2026-07-28).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ConnectMode {
+    /// Probe with `server/discover` and fall back to `initialize` when the
+    /// server answers with anything but a 2026-07-28 result or version error,
+    /// or stays silent (the stdio binding's backward-compatibility rule).
+    #[default]
+    Auto,
+    /// 2026-07-28 without probing.
+    Modern,
+    /// The `initialize` handshake without probing (the server pushes its questions).
+    Legacy,
+}

@@ -1,0 +1,136 @@
+//! Requests over Streamable HTTP: standard headers, and JSON or SSE responses.
+
+use serde_json::Value;
+
+use crate::ClientError;
+use crate::client::NotificationHandler;
+use crate::mcp_headers::encode_header_value;
+use crate::sse::{MAX_EVENT_BYTES, SseParser};
+
+/// One MCP endpoint reached over HTTP.
+pub(crate) struct HttpTransport {
+    pub(crate) http: reqwest::Client,
+    pub(crate) url: reqwest::Url,
+    pub(crate) bearer: Option<String>,
+}
+
+/// What a request's headers mirror from its body.
+pub(crate) struct Mirrored<'a> {
+    pub(crate) version: &'a str,
+    pub(crate) method: &'a str,
+    pub(crate) name: Option<&'a str>,
+    pub(crate) params: Vec<(String, String)>,
+}
+
+impl HttpTransport {
+    /// Posts one request; the response message (the final one on an event stream) and the HTTP status.
+    pub(crate) async fn exchange(
+        &self,
+        body: &Value,
+        id: i64,
+        mirrored: Mirrored<'_>,
+        on_notification: Option<&NotificationHandler>,
+    ) -> Result<(Value, u16), ClientError> {
+        let mut request = self
+            .http
+            .post(self.url.clone())
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", mirrored.version)
+            .header("Mcp-Method", mirrored.method);
+        if let Some(name) = mirrored.name {
+            request = request.header("Mcp-Name", encode_header_value(name));
+        }
+        for (header, value) in mirrored.params {
+            request = request.header(header, value);
+        }
+        if let Some(token) = &self.bearer {
+            request = request.bearer_auth(token);
+        }
+        let response = request
+            .body(serde_json::to_vec(body).unwrap_or_default())
+            .send()
+            .await
+            .map_err(ClientError::Transport)?;
+        read_response(response, id, on_notification).await
+    }
+}
+
+async fn read_response(
+    mut response: reqwest::Response,
+    id: i64,
+    on_notification: Option<&NotificationHandler>,
+) -> Result<(Value, u16), ClientError> {
+    let status = response.status().as_u16();
+    let is_sse = response
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|ct| ct.starts_with("text/event-stream"));
+    if is_sse {
+        let mut parser = SseParser::default();
+        loop {
+            let chunk = response.chunk().await.map_err(ClientError::Transport)?;
+            let events = match chunk {
+                Some(bytes) => parser.feed(&bytes).map_err(ClientError::Protocol)?,
+                None => {
+                    let tail: Vec<String> =
+                        std::mem::take(&mut parser).finish().into_iter().collect();
+                    if tail.is_empty() {
+                        return Err(ClientError::Protocol(format!(
+                            "the event stream ended without a response to request {id}"
+                        )));
+                    }
+                    tail
+                }
+            };
+            for data in events {
+                let Ok(v) = serde_json::from_str::<Value>(&data) else {
+                    continue;
+                };
+                if v.get("id").and_then(Value::as_i64) == Some(id)
+                    && (v.get("result").is_some() || v.get("error").is_some())
+                {
+                    return Ok((v, status));
+                }
+                if v.get("method").is_some() && v.get("id").is_none() {
+                    if let Some(handler) = on_notification {
+                        handler(&v);
+                    }
+                } else if v.get("method").is_some() {
+                    tracing::warn!(message = %v, "server sent a JSON-RPC request on a response stream; ignored");
+                }
+            }
+        }
+    }
+    let mut bytes = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(ClientError::Transport)? {
+        if bytes.len() + chunk.len() > MAX_EVENT_BYTES {
+            return Err(ClientError::Protocol(format!(
+                "the response exceeds {MAX_EVENT_BYTES} bytes"
+            )));
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    match serde_json::from_slice::<Value>(&bytes) {
+        Ok(v) => {
+            if status < 400 && v.get("id").and_then(Value::as_i64) != Some(id) {
+                return Err(ClientError::Protocol(format!(
+                    "the response answers id {} instead of {id}",
+                    v.get("id").unwrap_or(&Value::Null)
+                )));
+            }
+            Ok((v, status))
+        }
+        Err(_) if status >= 400 => Err(ClientError::UnsupportedServer(format!(
+            "HTTP {status} without a JSON-RPC error: {} (an initialize-era or non-MCP server?)",
+            String::from_utf8_lossy(&bytes)
+                .chars()
+                .take(200)
+                .collect::<String>()
+        ))),
+        Err(e) => Err(ClientError::Protocol(format!(
+            "the response is not JSON: {e}"
+        ))),
+    }
+}

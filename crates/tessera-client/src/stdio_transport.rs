@@ -1,0 +1,187 @@
+//! Requests over stdio: a server process spawned by the client, one JSON-RPC message per line.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tessera_protocol::{BoxFuture, ErrorObject, JsonRpcErrorResponse, RequestId};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::sync::oneshot;
+
+use crate::ClientError;
+use crate::client::NotificationHandler;
+
+/// Answers a request the server pushed (initialize era: `elicitation/create`, …).
+pub(crate) type PushHandler =
+    Arc<dyn Fn(String, Value) -> BoxFuture<'static, Result<Value, ErrorObject>> + Send + Sync>;
+
+/// Responses awaited, by request id; `None` once the server's output ended.
+type Waiting = Arc<Mutex<Option<HashMap<i64, oneshot::Sender<Value>>>>>;
+
+/// The server's stdin, shared by requests and answers to pushed requests.
+type Input = Arc<tokio::sync::Mutex<Option<ChildStdin>>>;
+
+/// A server process and the pipe to it.
+pub(crate) struct StdioTransport {
+    /// The program started, for messages and to name who asks.
+    pub(crate) program: String,
+    input: Input,
+    child: tokio::sync::Mutex<Child>,
+    waiting: Waiting,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl StdioTransport {
+    /// Starts `program` with `args` (and `env` added); its stderr passes through to ours.
+    pub(crate) fn spawn(
+        program: &str,
+        args: &[String],
+        env: &[(String, String)],
+        on_notification: Option<NotificationHandler>,
+        on_push: PushHandler,
+    ) -> Result<Self, ClientError> {
+        let mut child = Command::new(program)
+            .args(args)
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| ClientError::Process(format!("cannot start {program:?}: {e}")))?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err(ClientError::Process(format!(
+                "{program:?} started without pipes"
+            )));
+        };
+        let waiting: Waiting = Arc::new(Mutex::new(Some(HashMap::new())));
+        let input: Input = Arc::new(tokio::sync::Mutex::new(Some(stdin)));
+        tokio::spawn(read_messages(
+            stdout,
+            Arc::clone(&waiting),
+            Arc::clone(&input),
+            on_notification,
+            on_push,
+        ));
+        Ok(Self {
+            program: program.to_owned(),
+            input,
+            child: tokio::sync::Mutex::new(child),
+            waiting,
+        })
+    }
+
+    /// Sends request `id` and waits for its response message.
+    pub(crate) async fn exchange(&self, body: &Value, id: i64) -> Result<Value, ClientError> {
+        let (tx, rx) = oneshot::channel();
+        match lock(&self.waiting).as_mut() {
+            Some(w) => w.insert(id, tx),
+            None => return Err(self.exited()),
+        };
+        if let Err(e) = write(&self.input, body).await {
+            lock(&self.waiting).as_mut().map(|w| w.remove(&id));
+            return Err(e);
+        }
+        rx.await.map_err(|_| self.exited())
+    }
+
+    /// Sends a notification.
+    pub(crate) async fn notify(&self, body: &Value) -> Result<(), ClientError> {
+        write(&self.input, body).await
+    }
+
+    fn exited(&self) -> ClientError {
+        ClientError::Process(format!(
+            "the server process {:?} closed its output (exited?) before answering",
+            self.program
+        ))
+    }
+
+    /// Ends the server as the stdio binding asks: close its input, wait, then terminate it.
+    pub(crate) async fn close(&self, wait: Duration) {
+        self.input.lock().await.take();
+        let mut child = self.child.lock().await;
+        if tokio::time::timeout(wait, child.wait()).await.is_err() {
+            let _ = child.kill().await;
+        }
+    }
+}
+
+async fn write(input: &Input, body: &Value) -> Result<(), ClientError> {
+    let mut line = serde_json::to_vec(body).unwrap_or_default();
+    line.push(b'\n');
+    let mut guard = input.lock().await;
+    let stdin = guard
+        .as_mut()
+        .ok_or_else(|| ClientError::Process("the server's input is closed".into()))?;
+    stdin
+        .write_all(&line)
+        .await
+        .and(stdin.flush().await)
+        .map_err(|e| ClientError::Process(format!("cannot write to the server process: {e}")))
+}
+
+/// Routes every line the server writes: responses to their callers,
+/// notifications to the handler, pushed requests to the answerer.
+async fn read_messages(
+    stdout: ChildStdout,
+    waiting: Waiting,
+    input: Input,
+    on_notification: Option<NotificationHandler>,
+    on_push: PushHandler,
+) {
+    let mut lines = BufReader::new(stdout).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        let Ok(message) = serde_json::from_str::<Value>(&line) else {
+            tracing::warn!(line = %line.escape_debug(), "the server wrote a line that is not JSON; ignored");
+            continue;
+        };
+        let id = message.get("id").filter(|id| !id.is_null());
+        match (message.get("method").and_then(Value::as_str), id) {
+            (None, Some(id)) => {
+                let sender = id
+                    .as_i64()
+                    .and_then(|id| lock(&waiting).as_mut().and_then(|w| w.remove(&id)));
+                match sender {
+                    Some(tx) => {
+                        let _ = tx.send(message);
+                    }
+                    None => tracing::warn!(%id, "a response to no request of ours; ignored"),
+                }
+            }
+            (Some(method), Some(id)) => {
+                let Some(id) = RequestId::from_value(id) else {
+                    continue;
+                };
+                let (method, params) = (
+                    method.to_owned(),
+                    message.get("params").cloned().unwrap_or(json!({})),
+                );
+                let (on_push, input) = (Arc::clone(&on_push), Arc::clone(&input));
+                // Answered aside: a human may take minutes, and responses keep flowing meanwhile.
+                tokio::spawn(async move {
+                    let answer = match on_push(method, params).await {
+                        Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+                        Err(error) => json!(JsonRpcErrorResponse::new(Some(id), error)),
+                    };
+                    let _ = write(&input, &answer).await;
+                });
+            }
+            (Some(_), None) => {
+                if let Some(handler) = &on_notification {
+                    handler(&message);
+                }
+            }
+            (None, None) => {
+                tracing::warn!(message = %message, "the server wrote a message that is neither a response, a request nor a notification");
+            }
+        }
+    }
+    // The output ended: every caller still waiting learns it now.
+    lock(&waiting).take();
+}
