@@ -30,10 +30,14 @@ impl Pipe {
     }
 
     fn start_with(options: StdioOptions) -> Self {
+        Self::serving(server(), options)
+    }
+
+    fn serving(server: Arc<tessera_server::McpServer>, options: StdioOptions) -> Self {
         let (client_out, server_in) = tokio::io::duplex(1 << 20);
         let (server_out, client_in) = tokio::io::duplex(1 << 20);
         let served = tokio::spawn(serve_connection(
-            server(),
+            server,
             server_in,
             server_out,
             options,
@@ -515,4 +519,67 @@ async fn both_eras_share_one_connection() {
     pipe.send(call(json!("m"), json!({}))).await;
     let modern = pipe.recv().await;
     assert_eq!(modern["result"]["resultType"], "input_required");
+}
+
+/// A server whose tool asks the client's roots, then its model.
+fn roots_and_sampling_server() -> Arc<tessera_server::McpServer> {
+    use tessera_server::{Context, ToolDef};
+    async fn survey(ctx: Context, _: ()) -> tessera_server::Result<String> {
+        let roots = ctx.list_roots("roots")?;
+        let params = serde_json::from_value(json!({
+            "messages": [{"role": "user", "content": {"type": "text", "text": "Name a root"}}],
+            "maxTokens": 10
+        }))?;
+        let sampled = ctx.sample("pick", params)?;
+        let said = serde_json::to_value(&sampled.content)?;
+        Ok(format!(
+            "{} roots; the model said {}",
+            roots.roots.len(),
+            said["text"]
+        ))
+    }
+    let key = StateKey::from_secret_str("a test secret that is at least 32 bytes long").unwrap();
+    let codec = RequestStateCodec::new(KeyRing::new("k1", key).unwrap());
+    Arc::new(
+        tessera_server::McpServer::builder("survey", "1.0.0")
+            .request_state(codec)
+            .tool(ToolDef::new("survey", survey))
+            .build()
+            .unwrap(),
+    )
+}
+
+#[tokio::test]
+async fn roots_and_sampling_are_pushed_as_the_requests_they_are() {
+    let mut pipe = Pipe::serving(roots_and_sampling_server(), StdioOptions::default());
+    pipe.send(
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"roots": {"listChanged": true}, "sampling": {}},
+            "clientInfo": {"name": "t", "version": "1"}
+        }}),
+    )
+    .await;
+    pipe.recv().await;
+    pipe.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "survey", "arguments": {}}}))
+        .await;
+    let asked = pipe.recv().await;
+    assert_eq!(asked["method"], "roots/list", "{asked}");
+    pipe.send(json!({"jsonrpc": "2.0", "id": asked["id"],
+        "result": {"roots": [{"uri": "file:///a"}, {"uri": "file:///b"}]}}))
+        .await;
+    let asked = pipe.recv().await;
+    assert_eq!(asked["method"], "sampling/createMessage", "{asked}");
+    assert_eq!(asked["params"]["maxTokens"], 10);
+    assert_eq!(asked["params"]["_meta"]["dev.tessera/inputKey"], "pick");
+    pipe.send(json!({"jsonrpc": "2.0", "id": asked["id"], "result": {
+        "role": "assistant", "content": {"type": "text", "text": "b"}, "model": "m"}}))
+        .await;
+    let done = pipe.recv().await;
+    assert_eq!(
+        text(&done["result"]),
+        "2 roots; the model said \"b\"",
+        "{done}"
+    );
 }
