@@ -735,9 +735,18 @@ fn local_label(program: &str) -> String {
     format!("{name} (local process)")
 }
 
+/// The key of a pushed question whose server does not name it (any server but Tessera's bridge).
+fn unnamed_key(method: &str) -> &'static str {
+    match method {
+        tessera_protocol::SAMPLING_CREATE_MESSAGE => "sampling",
+        tessera_protocol::ROOTS_LIST => "roots",
+        _ => "elicitation",
+    }
+}
+
 /// Answers what an initialize-era server pushes: its questions through the
 /// elicitor (the key from [`INPUT_KEY_META_KEY`] when the server names one,
-/// else the method), and `ping`.
+/// else `elicitation`, `sampling` or `roots`), and `ping`.
 fn push_handler(
     elicitor: Option<Arc<dyn Elicitor>>,
     server: String,
@@ -753,7 +762,7 @@ fn push_handler(
                 .get("_meta")
                 .and_then(|m| m.get(INPUT_KEY_META_KEY))
                 .and_then(Value::as_str)
-                .unwrap_or(&method)
+                .unwrap_or_else(|| unnamed_key(&method))
                 .to_owned();
             let request: InputRequest =
                 serde_json::from_value(json!({"method": method, "params": params})).map_err(

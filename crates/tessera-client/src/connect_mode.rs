@@ -10,6 +10,9 @@ pub enum ConnectMode {
     Auto,
     /// 2026-07-28 without probing.
     Modern,
-    /// The `initialize` handshake without probing (the server pushes its questions).
+    /// The `initialize` handshake without probing. The server pushes its
+    /// questions; each reaches the [`Elicitor`](crate::Elicitor) under the key
+    /// Tessera's era bridge names in `_meta` (`dev.tessera/inputKey`), or
+    /// `elicitation` (`sampling`, `roots`) from a server that names none.
     Legacy,
 }

@@ -122,3 +122,37 @@ async fn a_server_that_exits_is_an_error_naming_the_process() {
     let e = c.list_tools().await.unwrap_err();
     assert!(e.to_string().contains("closed its output"), "{e}");
 }
+
+#[tokio::test]
+async fn auto_falls_back_to_initialize_for_a_server_that_only_speaks_it() {
+    // "The server returns any other error, or does not respond within a reasonable timeout:
+    // the server is legacy. Fall back to the initialize handshake."
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/peers/ts_legacy_server.mjs");
+    assert!(
+        script
+            .with_file_name("node_modules/@modelcontextprotocol/sdk")
+            .exists(),
+        "the TypeScript SDK 1.x server is not installed: run scripts/install-test-peers (scripts/test does)"
+    );
+    for (answer, text) in [
+        (accept(json!({"name": "Ada"})), "Hello, Ada!"),
+        (ScriptedAnswer::Decline, "No greeting."),
+    ] {
+        let c = McpClient::stdio("node", [script.to_str().unwrap()])
+            .elicitor(Arc::new(ScriptedElicitor::new(HashMap::from([(
+                "elicitation".to_owned(),
+                answer,
+            )]))))
+            .build()
+            .unwrap();
+        assert!(c.is_initialize_era().await.unwrap());
+        assert_eq!(c.protocol_version(), "2025-11-25");
+        let result = c.call_tool("greet", json!({})).await.unwrap();
+        c.close().await;
+        match &result.content[0] {
+            tessera::protocol::ContentBlock::Text(t) => assert_eq!(t.text, text),
+            other => panic!("not text: {other:?}"),
+        }
+    }
+}

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 const KEY: &str = "stdio-peer-test-key-0123456789abcdef0123";
 
 fn peers() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/peers")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/peers")
 }
 
 /// Runs one peer script; a missing peer fails with the command that installs it.
