@@ -131,7 +131,15 @@ where
         tasks.shutdown().await;
     }
     drop(shared);
-    match writer.await {
+    // The writer ends when the last handle goes; a handler that leaked one must not hold the exit.
+    let written = match tokio::time::timeout(std::time::Duration::from_secs(2), writer).await {
+        Ok(written) => written,
+        Err(_) => {
+            tracing::warn!("output still held 2 s after the last request; closing");
+            Ok(Ok(()))
+        }
+    };
+    match written {
         Ok(Ok(())) | Err(_) => {}
         // The client closed its end of stdout: nothing more can be said to it.
         Ok(Err(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
@@ -303,7 +311,10 @@ async fn finished(
     let id = {
         let mut running = lock(in_flight);
         let id = running.by_task.remove(&task);
-        if let Some(id) = &id {
+        // Only this task's entry: a cancelled request's id may already name a new one.
+        if let Some(id) = &id
+            && running.by_id.get(id).is_some_and(|h| h.id() == task)
+        {
             running.by_id.remove(id);
         }
         id

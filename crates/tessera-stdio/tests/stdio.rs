@@ -497,6 +497,18 @@ async fn a_cancelled_call_sends_nothing_more_and_the_connection_goes_on() {
         pipe.recv().await,
         json!({"jsonrpc": "2.0", "id": 10, "result": {}})
     );
+    // The cancelled id is free again, and the new request under it is tracked as its own.
+    pipe.send(legacy_call(9)).await;
+    assert_eq!(pipe.recv().await["method"], "elicitation/create");
+    pipe.send(legacy_call(9)).await;
+    let e = pipe.recv().await;
+    assert!(
+        e["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("already in flight"),
+        "{e}"
+    );
 }
 
 #[tokio::test]
