@@ -126,11 +126,16 @@ fn not_built(e: ClientError) -> (Exit, String) {
     }
 }
 
-fn no_more(rest: &[String]) -> Result<(), (Exit, String)> {
-    match rest.first() {
-        None => Ok(()),
-        Some(extra) => Err((Exit::Usage, format!("unexpected argument {extra:?}"))),
+/// A client for `discover` and `tools`: the server is all they name.
+fn listing_client(url: Option<String>, stdio: Option<&str>) -> Result<McpClient, (Exit, String)> {
+    let (server, rest) = server(stdio, url.into_iter().collect())?;
+    if let Some(extra) = rest.first() {
+        return Err((
+            Exit::Usage,
+            format!("unexpected argument {extra:?} (a URL and --stdio name two servers)"),
+        ));
     }
+    server.client().build().map_err(not_built)
 }
 
 fn failed(e: ClientError) -> (Exit, String) {
@@ -165,9 +170,7 @@ async fn run(command: Command) -> Result<Exit, (Exit, String)> {
             Ok(Exit::Success)
         }
         Command::Discover { url, stdio, json } => {
-            let (server, rest) = server(stdio.as_deref(), url.into_iter().collect())?;
-            no_more(&rest)?;
-            let c = server.client().build().map_err(not_built)?;
+            let c = listing_client(url, stdio.as_deref())?;
             let d = c.discover().await.map_err(failed);
             c.close().await;
             let d = d?;
@@ -179,9 +182,7 @@ async fn run(command: Command) -> Result<Exit, (Exit, String)> {
             Ok(Exit::Success)
         }
         Command::Tools { url, stdio, json } => {
-            let (server, rest) = server(stdio.as_deref(), url.into_iter().collect())?;
-            no_more(&rest)?;
-            let c = server.client().build().map_err(not_built)?;
+            let c = listing_client(url, stdio.as_deref())?;
             let tools = c.list_tools().await.map_err(failed);
             c.close().await;
             let tools = tools?;

@@ -42,11 +42,12 @@ struct Run {
 }
 
 fn tessera(args: &[&str]) -> Run {
-    let out = Command::new(TESSERA)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    run(Command::new(TESSERA).args(args))
+}
+
+/// Runs `tessera` headless (stdin is not a terminal) and collects what it printed.
+fn run(cmd: &mut Command) -> Run {
+    let out = cmd.stdin(Stdio::null()).output().unwrap();
     Run {
         code: out.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -196,21 +197,16 @@ fn call_stdio(extra: &[&str]) -> Run {
         "current=10",
     ];
     args.extend_from_slice(extra);
-    let out = Command::new(TESSERA)
-        .args(&args)
-        .env(
-            "MRTR_REQUEST_STATE_KEY",
-            "cli-stdio-tests-key-0123456789abcdef012",
-        )
-        .env("RUST_LOG", "warn")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    run(stdio_env(Command::new(TESSERA).args(&args)))
+}
+
+/// The key and quiet logging for the counter that `tessera --stdio` starts.
+fn stdio_env(cmd: &mut Command) -> &mut Command {
+    cmd.env(
+        "MRTR_REQUEST_STATE_KEY",
+        "cli-stdio-tests-key-0123456789abcdef012",
+    )
+    .env("RUST_LOG", "warn")
 }
 
 #[test]
@@ -243,16 +239,10 @@ fn stdio_headless_accept_decline_and_unanswered() {
 #[test]
 fn stdio_tools_discover_and_a_command_that_is_not_there() {
     let command = counter_command();
-    let out = Command::new(TESSERA)
-        .args(["tools", "--stdio", &command])
-        .env(
-            "MRTR_REQUEST_STATE_KEY",
-            "cli-stdio-tests-key-0123456789abcdef012",
-        )
-        .env("RUST_LOG", "warn")
-        .output()
-        .unwrap();
-    assert!(String::from_utf8_lossy(&out.stdout).starts_with("increase-counter"));
+    let r = run(stdio_env(
+        Command::new(TESSERA).args(["tools", "--stdio", &command]),
+    ));
+    assert!(r.stdout.starts_with("increase-counter"), "{}", r.stderr);
     let r = tessera(&["tools", "--stdio", "/nonexistent/server --stdio"]);
     assert_eq!(r.code, 4, "{}", r.stderr);
     assert!(
@@ -268,18 +258,13 @@ fn stdio_tools_discover_and_a_command_that_is_not_there() {
 #[test]
 fn stdio_interactive_in_a_pseudo_terminal() {
     let mut cmd = Command::new(TESSERA);
-    cmd.args([
+    stdio_env(cmd.args([
         "call",
         "--stdio",
         &counter_command(),
         "increase-counter",
         "current=10",
-    ])
-    .env(
-        "MRTR_REQUEST_STATE_KEY",
-        "cli-stdio-tests-key-0123456789abcdef012",
-    )
-    .env("RUST_LOG", "warn")
+    ]))
     .env("TERM", "xterm");
     let mut p = rexpect::session::spawn_command(cmd, Some(20_000)).unwrap();
     p.exp_string("By how much should the counter increase?")

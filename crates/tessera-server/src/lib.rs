@@ -56,6 +56,8 @@ mod question;
 mod resource;
 mod response;
 mod server;
+#[cfg(feature = "signal")]
+mod shutdown;
 mod tool;
 
 pub use app_state::State;
@@ -76,5 +78,7 @@ pub use prompt::{PromptArguments, PromptDef};
 pub use resource::{ResourceDef, ResourceTemplateDef, TemplateVariables};
 pub use response::{IntoPromptResult, IntoResourceResult, IntoToolResult, Json};
 pub use server::{CacheHint, McpServer};
+#[cfg(feature = "signal")]
+pub use shutdown::shutdown_signal;
 pub use tessera_protocol::BoxFuture;
 pub use tool::ToolDef;

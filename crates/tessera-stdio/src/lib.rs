@@ -33,6 +33,7 @@ use std::sync::Arc;
 pub use connection::serve_connection;
 pub use options::StdioOptions;
 use tessera_server::McpServer;
+pub use tessera_server::shutdown_signal;
 
 /// Serves `server` on this process's stdin and stdout until stdin ends, or
 /// SIGTERM or Ctrl-C arrives.
@@ -45,28 +46,4 @@ pub async fn serve_stdio(server: Arc<McpServer>, options: StdioOptions) -> std::
         shutdown_signal(),
     )
     .await
-}
-
-/// Completes on Ctrl-C or (on Unix) SIGTERM.
-pub async fn shutdown_signal() {
-    let ctrl_c = async {
-        if tokio::signal::ctrl_c().await.is_err() {
-            std::future::pending::<()>().await;
-        }
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => tracing::info!("interrupted; stopping"),
-        () = term => tracing::info!("terminated; stopping"),
-    }
 }
