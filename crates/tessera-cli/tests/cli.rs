@@ -151,11 +151,9 @@ fn key(p: &mut rexpect::session::PtySession, keys: &str) {
     p.flush().unwrap();
 }
 
-#[test]
-fn interactive_in_a_pseudo_terminal() {
-    let mut cmd = Command::new(TESSERA);
-    cmd.args(["call", counter_url(), "increase-counter", "current=10"])
-        .env("TERM", "xterm");
+/// Answers the counter's two forms at the terminal's prompts: 5, then yes.
+fn interactive_counter_flow(mut cmd: Command) {
+    cmd.env("TERM", "xterm");
     let mut p = rexpect::session::spawn_command(cmd, Some(20_000)).unwrap();
     p.exp_string("By how much should the counter increase?")
         .unwrap();
@@ -174,6 +172,13 @@ fn interactive_in_a_pseudo_terminal() {
     p.exp_string("Counter increased by 5; next value is 15")
         .unwrap();
     p.exp_eof().unwrap();
+}
+
+#[test]
+fn interactive_in_a_pseudo_terminal() {
+    let mut cmd = Command::new(TESSERA);
+    cmd.args(["call", counter_url(), "increase-counter", "current=10"]);
+    interactive_counter_flow(cmd);
 }
 
 /// The `counter` binary beside `tessera` (`cargo test --workspace` builds both).
@@ -258,27 +263,13 @@ fn stdio_tools_discover_and_a_command_that_is_not_there() {
 #[test]
 fn stdio_interactive_in_a_pseudo_terminal() {
     let mut cmd = Command::new(TESSERA);
+    let command = counter_command();
     stdio_env(cmd.args([
         "call",
         "--stdio",
-        &counter_command(),
+        &command,
         "increase-counter",
         "current=10",
-    ]))
-    .env("TERM", "xterm");
-    let mut p = rexpect::session::spawn_command(cmd, Some(20_000)).unwrap();
-    p.exp_string("By how much should the counter increase?")
-        .unwrap();
-    key(&mut p, "5");
-    key(&mut p, "\r");
-    p.exp_string("Send these answers?").unwrap();
-    key(&mut p, "\r");
-    p.exp_string("Increase 10 by 5?").unwrap();
-    key(&mut p, "y");
-    key(&mut p, "\r");
-    p.exp_string("Send these answers?").unwrap();
-    key(&mut p, "\r");
-    p.exp_string("Counter increased by 5; next value is 15")
-        .unwrap();
-    p.exp_eof().unwrap();
+    ]));
+    interactive_counter_flow(cmd);
 }
