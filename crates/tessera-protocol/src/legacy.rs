@@ -10,6 +10,15 @@ pub const INITIALIZE: &str = "initialize";
 /// Notification that ends the initialize-era handshake.
 pub const INITIALIZED_NOTIFICATION: &str = "notifications/initialized";
 
+/// The revision an `initialize` answer agrees to: the one the client asked
+/// for when it is an initialize-era revision we speak, else our newest one.
+pub fn agreed_legacy_version(requested: Option<&str>) -> &'static str {
+    requested
+        .and_then(|r| crate::LEGACY_PROTOCOL_VERSIONS.iter().find(|v| **v == r))
+        .copied()
+        .unwrap_or(crate::LEGACY_PROTOCOL_VERSIONS[0])
+}
+
 /// Parameters of `initialize` (revision 2025-11-25 and earlier).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

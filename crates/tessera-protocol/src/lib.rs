@@ -35,6 +35,8 @@ mod input;
 mod json_values;
 mod jsonrpc;
 mod legacy;
+#[cfg(feature = "lines")]
+mod line_reader;
 mod meta;
 mod notifications;
 mod prompts;
@@ -61,6 +63,8 @@ pub use input::*;
 pub use json_values::count_json_values;
 pub use jsonrpc::*;
 pub use legacy::*;
+#[cfg(feature = "lines")]
+pub use line_reader::{Line, LineReader};
 pub use meta::*;
 pub use notifications::*;
 pub use prompts::*;

@@ -1,18 +1,18 @@
 //! Serving initialize-era clients statelessly: `initialize`, `ping`, old result shapes.
 
 use serde_json::{Value, json};
-use tessera_protocol::{InitializeResult, LEGACY_PROTOCOL_VERSIONS};
+use tessera_protocol::{InitializeResult, agreed_legacy_version};
 
 use crate::McpServer;
 
 impl McpServer {
     /// The `initialize` result: the client's version when we know it, else the newest legacy one.
     pub(crate) fn initialize_result(&self, params: Option<&Value>) -> Value {
-        let requested = params
-            .and_then(|p| p.get("protocolVersion"))
-            .and_then(Value::as_str)
-            .filter(|v| LEGACY_PROTOCOL_VERSIONS.contains(v))
-            .unwrap_or(LEGACY_PROTOCOL_VERSIONS[0]);
+        let requested = agreed_legacy_version(
+            params
+                .and_then(|p| p.get("protocolVersion"))
+                .and_then(Value::as_str),
+        );
         json!(InitializeResult {
             protocol_version: requested.to_owned(),
             capabilities: self.capabilities(),

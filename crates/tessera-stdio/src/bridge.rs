@@ -33,7 +33,7 @@ pub(crate) struct Bridge<'a> {
     pub(crate) peer: &'a PeerRequests,
     pub(crate) session: &'a LegacySession,
     pub(crate) facts: RequestFacts,
-    pub(crate) max_rounds: usize,
+    pub(crate) options: &'a crate::StdioOptions,
 }
 
 impl Bridge<'_> {
@@ -63,8 +63,9 @@ impl Bridge<'_> {
         }
         params.insert("_meta".into(), Value::Object(meta));
 
+        let max_rounds = self.options.max_bridge_rounds;
         let mut retry: Option<(Value, Map<String, Value>)> = None;
-        for _ in 0..self.max_rounds {
+        for attempt in 1..=max_rounds {
             let mut round = params.clone();
             if let Some((state, answers)) = retry.take() {
                 round.insert("requestState".into(), state);
@@ -105,6 +106,17 @@ impl Bridge<'_> {
                         answers.insert(key, answer);
                     }
                     Err(PeerFailure::Closed) => return None,
+                    Err(PeerFailure::TimedOut(waited)) => {
+                        return Some(error(
+                            &id,
+                            format!(
+                                "the client did not answer input request '{key}' within {waited:?}"
+                            ),
+                        ));
+                    }
+                    Err(PeerFailure::Malformed(problem)) => {
+                        return Some(error(&id, format!("{method}: {problem}")));
+                    }
                     Err(PeerFailure::Error(e)) => {
                         return Some(error(
                             &id,
@@ -116,29 +128,31 @@ impl Bridge<'_> {
                     }
                 }
             }
+            if answers.is_empty() {
+                // Nothing asked: the handler wants another round with its state; back off a little.
+                tokio::time::sleep(std::time::Duration::from_millis(50 * attempt as u64)).await;
+            }
             retry = Some((state, answers));
         }
         Some(error(
             &id,
             format!(
-                "{method}: the handler asked for input more than {} times in one call",
-                self.max_rounds
+                "{method}: the handler asked for input more than {max_rounds} times in one call"
             ),
         ))
     }
 
     /// Pushes one input request (`{method, params}`) to the client as the request it is.
     async fn ask(&self, key: &str, asked: Value) -> Result<Value, PeerFailure> {
-        let Value::Object(mut asked) = asked else {
-            return Err(PeerFailure::Error(ErrorObject::new(
-                INTERNAL_ERROR,
-                "malformed input request",
+        let method = asked
+            .get("method")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let (Value::Object(mut asked), Some(method)) = (asked, method) else {
+            return Err(PeerFailure::Malformed(format!(
+                "input request '{key}' has no method"
             )));
         };
-        let method = asked
-            .remove("method")
-            .and_then(|m| m.as_str().map(str::to_owned))
-            .unwrap_or_default();
         let mut params = match asked.remove("params") {
             Some(Value::Object(p)) => p,
             _ => Map::new(),
@@ -157,7 +171,12 @@ impl Bridge<'_> {
             meta.insert(INPUT_KEY_META_KEY.into(), json!(key));
         }
         self.peer
-            .ask(self.outbox, &method, Value::Object(params))
+            .ask(
+                self.outbox,
+                &method,
+                Value::Object(params),
+                self.options.question_timeout,
+            )
             .await
     }
 }

@@ -6,8 +6,8 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 use tessera_protocol::{
     CANCELLED_NOTIFICATION, ErrorObject, INITIALIZE, INTERNAL_ERROR, INVALID_REQUEST,
-    JsonRpcErrorResponse, JsonRpcMessage, JsonRpcRequest, MessageError, PARSE_ERROR,
-    PROTOCOL_VERSION_KEY, RequestId, TRANSPORT_ERROR,
+    JsonRpcErrorResponse, JsonRpcMessage, JsonRpcRequest, Line, LineReader, MessageError,
+    PARSE_ERROR, PROTOCOL_VERSION_KEY, RequestId, TRANSPORT_ERROR,
 };
 use tessera_server::{McpServer, NotificationSink, RequestFacts};
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -16,7 +16,6 @@ use tokio::task::{AbortHandle, JoinSet};
 use crate::StdioOptions;
 use crate::bridge::{Bridge, is_bridged};
 use crate::legacy_session::LegacySession;
-use crate::line::{Line, LineReader};
 use crate::outbox::Outbox;
 use crate::peer_requests::PeerRequests;
 
@@ -69,6 +68,8 @@ where
                 continue;
             }
             () = &mut shutdown => break None,
+            // The client closed our output: nothing it asks can be answered any more.
+            () = shared.outbox.closed() => break None,
         };
         let bytes = match line {
             Ok(Line::Message(bytes)) => bytes,
@@ -108,6 +109,16 @@ where
                 }
             }
             Incoming::Notification(method) => shared.server.handle_notification(&method),
+            Incoming::BadResponse(id) => {
+                // Never answered (its id is one of ours); the question it meant to answer fails.
+                let error = ErrorObject::new(
+                    INVALID_REQUEST,
+                    "the client's response is not valid JSON-RPC",
+                );
+                if !id.is_some_and(|id| shared.peer.fail(&id, error)) {
+                    tracing::warn!("a malformed response from the client; ignored");
+                }
+            }
             Incoming::Response(response) => {
                 if !shared.peer.resolve(response) {
                     tracing::debug!("a response nothing waits for (its call ended); ignored");
@@ -154,6 +165,8 @@ enum Incoming {
     Cancelled(RequestId),
     Notification(String),
     Response(tessera_protocol::JsonRpcResponse<Value>),
+    /// Shaped like a response (no method) but not a valid one, with its id if it has one.
+    BadResponse(Option<RequestId>),
 }
 
 type Refusal = (Option<RequestId>, i32, String);
@@ -168,7 +181,13 @@ fn read_message(bytes: &[u8]) -> Result<Option<Incoming>, Refusal> {
         )
     })?;
     let id_hint = value.get("id").and_then(RequestId::from_value);
-    let message = JsonRpcMessage::from_value(value).map_err(|e| {
+    let response_shaped = value.get("method").is_none()
+        && (value.get("result").is_some() || value.get("error").is_some());
+    let message = match JsonRpcMessage::from_value(value) {
+        Err(_) if response_shaped => return Ok(Some(Incoming::BadResponse(id_hint))),
+        other => other,
+    };
+    let message = message.map_err(|e| {
         let message = match e {
             MessageError::Batch => {
                 "Invalid Request: JSON-RPC batches are not supported; send one message per line"
@@ -283,7 +302,7 @@ async fn serve_request(
                 peer: &shared.peer,
                 session: &session,
                 facts: RequestFacts::modern().with_notifications(sink),
-                max_rounds: shared.options.max_bridge_rounds,
+                options: &shared.options,
             }
             .serve(request)
             .await

@@ -1,7 +1,7 @@
 //! What an initialize-era client declared when it opened the connection.
 
 use serde_json::{Map, Value};
-use tessera_protocol::LEGACY_PROTOCOL_VERSIONS;
+use tessera_protocol::agreed_legacy_version;
 
 /// The connection's initialize-era handshake: the version agreed, and what the client can answer.
 #[derive(Debug, Clone)]
@@ -18,11 +18,9 @@ impl LegacySession {
     /// Reads the session from `initialize` params.
     pub(crate) fn from_initialize(params: Option<&Value>) -> Self {
         let field = |key: &str| params.and_then(|p| p.get(key));
-        let version = field("protocolVersion")
-            .and_then(Value::as_str)
-            .filter(|v| LEGACY_PROTOCOL_VERSIONS.contains(v))
-            .unwrap_or(LEGACY_PROTOCOL_VERSIONS[0])
-            .to_owned();
+        // The same revision the server's `initialize` answer agrees to.
+        let version =
+            agreed_legacy_version(field("protocolVersion").and_then(Value::as_str)).to_owned();
         let capabilities = match field("capabilities") {
             Some(c @ Value::Object(_)) => c.clone(),
             _ => Value::Object(Map::new()),
@@ -57,7 +55,7 @@ mod tests {
         assert_eq!(s.capabilities, json!({"elicitation": {}}));
         assert!(!s.knows_elicitation_mode());
         let s = LegacySession::from_initialize(Some(&json!({"protocolVersion": "1999-01-01"})));
-        assert_eq!(s.version, LEGACY_PROTOCOL_VERSIONS[0]);
+        assert_eq!(s.version, tessera_protocol::LEGACY_PROTOCOL_VERSIONS[0]);
         assert_eq!(s.capabilities, json!({}));
         assert!(s.client_info.is_none());
     }

@@ -23,7 +23,6 @@
 mod bridge;
 mod connection;
 mod legacy_session;
-mod line;
 mod options;
 mod outbox;
 mod peer_requests;

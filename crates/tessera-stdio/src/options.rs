@@ -13,6 +13,9 @@ pub struct StdioOptions {
     pub shutdown_grace: Duration,
     /// Most rounds the era bridge runs for one initialize-era call (default 16).
     pub max_bridge_rounds: usize,
+    /// How long the era bridge waits for the client to answer one pushed
+    /// question (a person reading a form; default 30 minutes).
+    pub question_timeout: Duration,
 }
 
 impl Default for StdioOptions {
@@ -22,6 +25,7 @@ impl Default for StdioOptions {
             max_in_flight: 64,
             shutdown_grace: Duration::from_secs(5),
             max_bridge_rounds: 16,
+            question_timeout: Duration::from_secs(30 * 60),
         }
     }
 }

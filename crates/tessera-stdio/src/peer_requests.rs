@@ -3,9 +3,10 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::Duration;
 
 use serde_json::{Value, json};
-use tessera_protocol::{ErrorObject, JsonRpcResponse, RequestId};
+use tessera_protocol::{CANCELLED_NOTIFICATION, ErrorObject, JsonRpcResponse, RequestId};
 use tokio::sync::oneshot;
 
 use crate::outbox::Outbox;
@@ -17,6 +18,10 @@ pub(crate) enum PeerFailure {
     Error(ErrorObject),
     /// The input ended before the client answered.
     Closed,
+    /// The client did not answer in time.
+    TimedOut(Duration),
+    /// The question could not be asked (the handler's input request is malformed).
+    Malformed(String),
 }
 
 /// Where a question's answer goes.
@@ -46,12 +51,15 @@ impl PeerRequests {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Sends `method` with `params` to the client and waits for its response.
+    /// Sends `method` with `params` to the client and waits for its response,
+    /// at most `patience`. A question given up (timed out, or its call
+    /// cancelled) is withdrawn with `notifications/cancelled`.
     pub(crate) async fn ask(
         &self,
         outbox: &Outbox,
         method: &str,
         params: Value,
+        patience: Duration,
     ) -> Result<Value, PeerFailure> {
         let id = RequestId::from(self.next_id.fetch_add(1, Ordering::Relaxed));
         let (tx, rx) = oneshot::channel();
@@ -59,20 +67,21 @@ impl PeerRequests {
             Some(waiting) => waiting.insert(id.clone(), tx),
             None => return Err(PeerFailure::Closed),
         };
-        // Dropped (the call was cancelled): forget the question.
-        let forget = Forget {
+        let withdraw = Withdraw {
             peer: self,
+            outbox,
             id: &id,
         };
         outbox
             .send_value(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
             .await;
-        let answer = rx.await;
-        drop(forget);
+        let answer = tokio::time::timeout(patience, rx).await;
+        drop(withdraw);
         match answer {
-            Ok(Ok(result)) => Ok(result),
-            Ok(Err(error)) => Err(PeerFailure::Error(error)),
-            Err(_) => Err(PeerFailure::Closed),
+            Ok(Ok(Ok(result))) => Ok(result),
+            Ok(Ok(Err(error))) => Err(PeerFailure::Error(error)),
+            Ok(Err(_)) => Err(PeerFailure::Closed),
+            Err(_) => Err(PeerFailure::TimedOut(patience)),
         }
     }
 
@@ -83,7 +92,16 @@ impl PeerRequests {
             JsonRpcResponse::Error(e) => (e.id, Err(e.error)),
         };
         let Some(id) = id else { return false };
-        let sender = self.waiting().as_mut().and_then(|w| w.remove(&id));
+        self.answer(&id, outcome)
+    }
+
+    /// Fails the question `id` with `error` (e.g. its response was malformed).
+    pub(crate) fn fail(&self, id: &RequestId, error: ErrorObject) -> bool {
+        self.answer(id, Err(error))
+    }
+
+    fn answer(&self, id: &RequestId, outcome: Result<Value, ErrorObject>) -> bool {
+        let sender = self.waiting().as_mut().and_then(|w| w.remove(id));
         sender.is_some_and(|tx| tx.send(outcome).is_ok())
     }
 
@@ -93,16 +111,28 @@ impl PeerRequests {
     }
 }
 
-/// Removes a question from the waiting map when its asker goes away.
-struct Forget<'a> {
+/// Takes a question off the waiting map when its asker goes away, and tells
+/// the client when it was still open (so a dialog does not stay up for nothing).
+struct Withdraw<'a> {
     peer: &'a PeerRequests,
+    outbox: &'a Outbox,
     id: &'a RequestId,
 }
 
-impl Drop for Forget<'_> {
+impl Drop for Withdraw<'_> {
     fn drop(&mut self) {
-        if let Some(w) = self.peer.waiting().as_mut() {
-            w.remove(self.id);
+        let open = self
+            .peer
+            .waiting()
+            .as_mut()
+            .and_then(|w| w.remove(self.id))
+            .is_some();
+        if open {
+            self.outbox.notify(&json!({
+                "jsonrpc": "2.0",
+                "method": CANCELLED_NOTIFICATION,
+                "params": {"requestId": self.id, "reason": "the server no longer needs this answer"}
+            }));
         }
     }
 }

@@ -595,3 +595,97 @@ async fn roots_and_sampling_are_pushed_as_the_requests_they_are() {
         "{done}"
     );
 }
+
+#[tokio::test]
+async fn a_malformed_response_is_never_answered_and_fails_its_question() {
+    let mut pipe = legacy_client("2025-11-25", json!({"elicitation": {}})).await;
+    pipe.send(legacy_call(1)).await;
+    let asked = pipe.recv().await;
+    // An error whose code is not a number: not valid JSON-RPC, and its id is the server's.
+    pipe.send(json!({"jsonrpc": "2.0", "id": asked["id"], "error": {"code": "x", "message": "?"}}))
+        .await;
+    let e = pipe.recv().await;
+    assert_eq!(
+        e["id"], 1,
+        "only the call is answered, never the server's own id: {e}"
+    );
+    assert_eq!(e["error"]["code"], -32603);
+    assert!(
+        e["error"]["message"].as_str().unwrap().contains("'amount'"),
+        "{e}"
+    );
+}
+
+#[tokio::test]
+async fn an_unanswered_question_times_out_and_is_withdrawn() {
+    let mut pipe = Pipe::start_with(StdioOptions {
+        question_timeout: Duration::from_millis(200),
+        ..StdioOptions::default()
+    });
+    pipe.send(
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}},
+        "clientInfo": {"name": "t", "version": "1"}}}),
+    )
+    .await;
+    pipe.recv().await;
+    pipe.send(legacy_call(1)).await;
+    let asked = pipe.recv().await;
+    let withdrawn = pipe.recv().await;
+    assert_eq!(
+        withdrawn["method"], "notifications/cancelled",
+        "{withdrawn}"
+    );
+    assert_eq!(withdrawn["params"]["requestId"], asked["id"]);
+    let e = pipe.recv().await;
+    assert_eq!(e["id"], 1);
+    assert!(
+        e["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("did not answer input request 'amount'"),
+        "{e}"
+    );
+}
+
+#[tokio::test]
+async fn cancelling_a_call_withdraws_its_open_question() {
+    let mut pipe = legacy_client("2025-11-25", json!({"elicitation": {}})).await;
+    pipe.send(legacy_call(4)).await;
+    let asked = pipe.recv().await;
+    pipe.send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 4}}),
+    )
+    .await;
+    let withdrawn = pipe.recv().await;
+    assert_eq!(
+        withdrawn["method"], "notifications/cancelled",
+        "{withdrawn}"
+    );
+    assert_eq!(withdrawn["params"]["requestId"], asked["id"]);
+}
+
+#[tokio::test]
+async fn a_closed_output_ends_the_server() {
+    let mut pipe = legacy_client("2025-11-25", json!({"elicitation": {}})).await;
+    pipe.send(legacy_call(1)).await;
+    pipe.recv().await;
+    // The client stops reading: its end of our output is gone, which the
+    // server learns on its next write (here, the answer to a ping).
+    let Pipe {
+        mut to_server,
+        from_server,
+        served,
+    } = pipe;
+    drop(from_server);
+    let w = to_server.as_mut().unwrap();
+    w.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}\n")
+        .await
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(5), served)
+        .await
+        .expect("the server ended once its output was closed")
+        .unwrap()
+        .ok();
+    drop(to_server);
+}
