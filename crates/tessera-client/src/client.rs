@@ -97,7 +97,8 @@ impl McpClientBuilder {
         self
     }
 
-    /// Time limit of one HTTP exchange (default 120 s).
+    /// Time limit of one exchange (default 120 s); over stdio, calls that may
+    /// push questions to a person (initialize era) wait without a limit.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
         self
@@ -176,6 +177,7 @@ impl McpClientBuilder {
             on_notification,
             extra_meta,
             mode,
+            timeout,
             era: tokio::sync::OnceCell::new(),
             version: Mutex::new(LATEST_PROTOCOL_VERSION.to_owned()),
             next_id: AtomicI64::new(1),
@@ -195,6 +197,8 @@ pub struct McpClient {
     on_notification: Option<NotificationHandler>,
     extra_meta: JsonObject,
     mode: ConnectMode,
+    /// Time limit of one exchange that no person answers in.
+    timeout: Duration,
     era: tokio::sync::OnceCell<Era>,
     version: Mutex<String>,
     next_id: AtomicI64,
@@ -320,7 +324,18 @@ impl McpClient {
                                 *lock(&self.version) = (*v).to_owned();
                                 Ok(Era::Modern)
                             }
-                            None => self.initialize().await,
+                            // Discover answered, yet only handshake-era versions offered: that is an old server's advertisement.
+                            None if offered.iter().any(|o| {
+                                o.as_str()
+                                    .is_some_and(|o| LEGACY_PROTOCOL_VERSIONS.contains(&o))
+                            }) =>
+                            {
+                                self.initialize().await
+                            }
+                            None => Err(ClientError::UnsupportedServer(format!(
+                                "the server supports {offered:?}; this client speaks {}",
+                                STATELESS_PROTOCOL_VERSIONS.join(", ")
+                            ))),
                         }
                     }
                     Ok(Err(ClientError::Rpc { error, .. }))
@@ -328,7 +343,10 @@ impl McpClient {
                     {
                         self.adopt_supported(&error).map(|()| Era::Modern)
                     }
-                    Ok(Err(ClientError::Rpc { .. })) | Err(_) => self.initialize().await,
+                    // Any other error, a reply that is not a valid response, or silence: an initialize-era server.
+                    Ok(Err(ClientError::Rpc { .. } | ClientError::Protocol(_))) | Err(_) => {
+                        self.initialize().await
+                    }
                     Ok(Err(other)) => Err(other),
                 }
             })
@@ -441,7 +459,7 @@ impl McpClient {
                 http.exchange(&body, id, mirrored, self.on_notification.as_ref())
                     .await?
             }
-            Transport::Stdio(stdio) => (stdio.exchange(&body, id).await?, 0),
+            Transport::Stdio(stdio) => (stdio.exchange(&body, id, Some(self.timeout)).await?, 0),
         };
         self.settle(message, status)
     }
@@ -466,7 +484,11 @@ impl McpClient {
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        let message = stdio.exchange(&body, id).await?;
+        // A call that may ask waits as long as the person answering takes; the rest are bounded.
+        let patience = (!matches!(method, "tools/call" | "prompts/get" | "resources/read"))
+            .then_some(self.timeout);
+        lock(&self.push_failure).take();
+        let message = stdio.exchange(&body, id, patience).await?;
         match self.settle(message, 0) {
             // The call failed because answering a pushed question did: that is the reason to report.
             Err(ClientError::Rpc { .. }) if lock(&self.push_failure).is_some() => {
@@ -486,9 +508,7 @@ impl McpClient {
             return Err(ClientError::Rpc { status, error });
         }
         let result = message.get("result").cloned().ok_or_else(|| {
-            ClientError::Protocol(format!(
-                "HTTP {status}: the response has neither result nor error"
-            ))
+            ClientError::Protocol("the response has neither result nor error".into())
         })?;
         if let Some(name) = result
             .get("_meta")

@@ -5,8 +5,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tessera_protocol::{BoxFuture, ErrorObject, JsonRpcErrorResponse, RequestId};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tessera_protocol::{BoxFuture, ErrorObject, JsonRpcErrorResponse, Line, LineReader, RequestId};
+use tokio::io::AsyncWriteExt;
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::sync::oneshot;
 
@@ -19,6 +19,9 @@ pub(crate) type PushHandler =
 
 /// Responses awaited, by request id; `None` once the server's output ended.
 type Waiting = Arc<Mutex<Option<HashMap<i64, oneshot::Sender<Value>>>>>;
+
+/// The longest line read from a server (a large resource fits; more is skipped).
+const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 
 /// The server's stdin, shared by requests and answers to pushed requests.
 type Input = Arc<tokio::sync::Mutex<Option<ChildStdin>>>;
@@ -76,18 +79,37 @@ impl StdioTransport {
         })
     }
 
-    /// Sends request `id` and waits for its response message.
-    pub(crate) async fn exchange(&self, body: &Value, id: i64) -> Result<Value, ClientError> {
+    /// Sends request `id` and waits for its response message, at most
+    /// `patience` when given; a request given up (timed out, or its caller
+    /// gone) is withdrawn with `notifications/cancelled`.
+    pub(crate) async fn exchange(
+        &self,
+        body: &Value,
+        id: i64,
+        patience: Option<Duration>,
+    ) -> Result<Value, ClientError> {
         let (tx, rx) = oneshot::channel();
         match lock(&self.waiting).as_mut() {
             Some(w) => w.insert(id, tx),
             None => return Err(self.exited()),
         };
-        if let Err(e) = write(&self.input, body).await {
-            lock(&self.waiting).as_mut().map(|w| w.remove(&id));
-            return Err(e);
-        }
-        rx.await.map_err(|_| self.exited())
+        let mut withdraw = Withdraw {
+            transport: self,
+            id,
+            open: true,
+        };
+        write(&self.input, body).await?;
+        let answer = match patience {
+            Some(limit) => tokio::time::timeout(limit, rx).await.map_err(|_| {
+                ClientError::Process(format!(
+                    "the server process {:?} did not answer within {limit:?}",
+                    self.program
+                ))
+            })?,
+            None => rx.await,
+        };
+        withdraw.open = false;
+        answer.map_err(|_| self.exited())
     }
 
     /// Sends a notification.
@@ -108,6 +130,32 @@ impl StdioTransport {
         let mut child = self.child.lock().await;
         if tokio::time::timeout(wait, child.wait()).await.is_err() {
             let _ = child.kill().await;
+        }
+    }
+}
+
+/// Takes a request off the waiting map when its caller goes away, and tells
+/// the server to stop working on it when it was still open.
+struct Withdraw<'a> {
+    transport: &'a StdioTransport,
+    id: i64,
+    open: bool,
+}
+
+impl Drop for Withdraw<'_> {
+    fn drop(&mut self) {
+        let waiting = lock(&self.transport.waiting)
+            .as_mut()
+            .and_then(|w| w.remove(&self.id))
+            .is_some();
+        if self.open && waiting {
+            let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": self.id, "reason": "the client gave up waiting"}});
+            let input = Arc::clone(&self.transport.input);
+            // Drop cannot wait: the notice is written by its own task.
+            if let Ok(handle) = tokio::runtime::Handle::try_current() {
+                handle.spawn(async move { write(&input, &cancel).await });
+            }
         }
     }
 }
@@ -135,10 +183,21 @@ async fn read_messages(
     on_notification: Option<NotificationHandler>,
     on_push: PushHandler,
 ) {
-    let mut lines = BufReader::new(stdout).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
-        let Ok(message) = serde_json::from_str::<Value>(&line) else {
-            tracing::warn!(line = %line.escape_debug(), "the server wrote a line that is not JSON; ignored");
+    let mut lines = LineReader::new(stdout, MAX_LINE_BYTES);
+    loop {
+        let line = match lines.next().await {
+            Ok(Line::Message(line)) => line,
+            Ok(Line::TooLong(len)) => {
+                tracing::warn!(
+                    len,
+                    "the server wrote a line over {MAX_LINE_BYTES} bytes; skipped"
+                );
+                continue;
+            }
+            Ok(Line::End) | Err(_) => break,
+        };
+        let Ok(message) = serde_json::from_slice::<Value>(&line) else {
+            tracing::warn!(line = %String::from_utf8_lossy(&line).escape_debug(), "the server wrote a line that is not JSON; ignored");
             continue;
         };
         let id = message.get("id").filter(|id| !id.is_null());

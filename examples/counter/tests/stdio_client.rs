@@ -156,3 +156,19 @@ async fn auto_falls_back_to_initialize_for_a_server_that_only_speaks_it() {
         }
     }
 }
+
+#[tokio::test]
+async fn lines_that_are_not_json_are_skipped() {
+    // A server whose launcher prints a banner on stdout first (a common mistake) still works.
+    let script = format!(
+        "printf 'starting up\\n\\377\\376 not utf-8\\n'; exec '{}' --stdio",
+        env!("CARGO_BIN_EXE_counter")
+    );
+    let c = McpClient::stdio("sh", ["-c", script.as_str()])
+        .env("MRTR_REQUEST_STATE_KEY", KEY)
+        .env("RUST_LOG", "warn")
+        .build()
+        .unwrap();
+    assert_eq!(c.list_tools().await.unwrap()[0].name, "increase-counter");
+    c.close().await;
+}
