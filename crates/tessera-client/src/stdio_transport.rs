@@ -98,7 +98,12 @@ impl StdioTransport {
             id,
             open: true,
         };
-        write(&self.input, body).await?;
+        if let Err(e) = write(&self.input, body).await {
+            return Err(ClientError::Process(format!(
+                "the server process {:?} stopped reading (exited?): {e}",
+                self.program
+            )));
+        }
         let answer = match patience {
             Some(limit) => tokio::time::timeout(limit, rx).await.map_err(|_| {
                 ClientError::Process(format!(

@@ -35,6 +35,7 @@ pub struct McpServerBuilder {
     page_size: usize,
     audience: Option<String>,
     app_state: AppState,
+    bus: Option<Arc<dyn crate::ChangeBus>>,
 }
 
 impl McpServerBuilder {
@@ -49,6 +50,7 @@ impl McpServerBuilder {
             completion: None,
             codec: None,
             ledger: None,
+            bus: None,
             discover_cache: CacheHint::new(60_000, CacheScope::Private),
             list_cache: CacheHint::new(60_000, CacheScope::Private),
             read_cache: CacheHint::new(0, CacheScope::Private),
@@ -135,6 +137,14 @@ impl McpServerBuilder {
     /// The codec that seals and opens `requestState` tickets (needed by any handler that asks for input).
     pub fn request_state(mut self, codec: RequestStateCodec) -> Self {
         self.codec = Some(codec);
+        self
+    }
+
+    /// The bus changes travel on to `subscriptions/listen` streams (default:
+    /// [`MemoryBus`](crate::MemoryBus), this process only; behind a load
+    /// balancer, a shared one so a listener on one instance hears changes made on another).
+    pub fn change_bus(mut self, bus: Arc<dyn crate::ChangeBus>) -> Self {
+        self.bus = Some(bus);
         self
     }
 
@@ -268,6 +278,10 @@ impl McpServerBuilder {
             page_size: self.page_size,
             result_meta,
             app_state: Arc::new(self.app_state),
+            bus: self
+                .bus
+                .unwrap_or_else(|| Arc::new(crate::MemoryBus::default())),
+            ending: tokio::sync::watch::Sender::new(false),
         })
     }
 }

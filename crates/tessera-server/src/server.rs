@@ -73,9 +73,28 @@ pub struct McpServer {
     pub(crate) page_size: usize,
     pub(crate) result_meta: serde_json::Value,
     pub(crate) app_state: Arc<crate::app_state::AppState>,
+    /// Where changes travel to `subscriptions/listen` streams.
+    pub(crate) bus: Arc<dyn crate::ChangeBus>,
+    /// Set once: every open subscription ends gracefully.
+    pub(crate) ending: tokio::sync::watch::Sender<bool>,
 }
 
 impl McpServer {
+    /// Publishes changes to listeners: hand it to the code that changes tools,
+    /// prompts or resources.
+    pub fn notifier(&self) -> crate::Notifier {
+        crate::Notifier {
+            bus: Arc::clone(&self.bus),
+        }
+    }
+
+    /// Ends every open `subscriptions/listen` stream gracefully (each gets
+    /// its result, then its stream closes), and every later one at once: call
+    /// it when shutting down, before waiting for connections to close.
+    pub fn end_subscriptions(&self) {
+        self.ending.send_replace(true);
+    }
+
     /// Starts building a server named `name` at `version`.
     pub fn builder(name: impl Into<String>, version: impl Into<String>) -> McpServerBuilder {
         McpServerBuilder::new(name, version)

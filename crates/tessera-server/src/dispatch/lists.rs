@@ -18,15 +18,16 @@ impl McpServer {
     /// What `server/discover` (and `initialize`) report, derived from the registrations.
     pub(crate) fn capabilities(&self) -> ServerCapabilities {
         ServerCapabilities {
+            // `subscriptions/listen` delivers each of these (dispatch/listen.rs).
             tools: (!self.tools.is_empty()).then_some(ListChangedCapability {
-                list_changed: Some(false),
+                list_changed: Some(true),
             }),
             prompts: (!self.prompts.is_empty()).then_some(ListChangedCapability {
-                list_changed: Some(false),
+                list_changed: Some(true),
             }),
             resources: self.has_resources().then_some(ResourcesCapability {
-                list_changed: Some(false),
-                subscribe: Some(false),
+                list_changed: Some(true),
+                subscribe: Some(true),
             }),
             completions: self.completion.as_ref().map(|_| JsonObject::new()),
             logging: Some(JsonObject::new()),

@@ -2,12 +2,14 @@
 //!
 //! - [`handled`]: the response type, serialised once;
 //! - [`lists`]: list methods, capabilities, completion;
+//! - [`listen`]: `subscriptions/listen` streams;
 //! - [`round_trip`]: tools, prompts and resources through the multi round-trip engine;
 //! - [`ticket`]: what a ticket carries, and opening one;
 //! - [`capability_check`]: asking only what the client can answer.
 
 mod capability_check;
 mod handled;
+mod listen;
 mod lists;
 mod round_trip;
 mod ticket;
@@ -144,6 +146,7 @@ impl McpServer {
             // Per-request serving keeps no session to store a level in; log
             // notifications reach legacy clients only through SSE, which they do not get here.
             ("ping" | "logging/setLevel", true) => Ok(value(json!({}))),
+            ("subscriptions/listen", false) => self.listen(params, incoming).await,
             ("tools/list", _) => self.list_tools(params.as_ref()).map(value),
             ("tools/call", _) => self.call_tool(params, incoming).await,
             ("prompts/list", _) if !self.prompts.is_empty() => {

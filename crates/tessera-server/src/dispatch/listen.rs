@@ -1,0 +1,112 @@
+//! `subscriptions/listen`: acknowledge what will be sent, forward matching
+//! changes from the bus, and end with a result when the server shuts down or
+//! the bus is lost (the client's disconnect or cancellation drops it sooner).
+
+use std::future::Future;
+use std::pin::pin;
+use std::sync::Arc;
+use std::task::Poll;
+
+use serde_json::{Value, json};
+use tessera_protocol::{
+    SUBSCRIPTION_ID_KEY, SubscriptionFilter, SubscriptionsListenResult,
+    SubscriptionsListenResultMeta,
+};
+
+use super::handled::{Json, serialisation_failed};
+use super::{Incoming, take};
+use crate::{BusEvent, McpServer, ServerError};
+
+impl McpServer {
+    pub(super) async fn listen(
+        &self,
+        mut params: Option<Value>,
+        incoming: Incoming,
+    ) -> Result<Json, ServerError> {
+        let asked: SubscriptionFilter = match take(&mut params, "notifications") {
+            Some(v @ Value::Object(_)) => serde_json::from_value(v).map_err(|e| {
+                ServerError::invalid_params(format!(
+                    "Invalid subscriptions/listen params: notifications: {e}"
+                ))
+            })?,
+            Some(_) => {
+                return Err(ServerError::invalid_params(
+                    "Invalid subscriptions/listen params: notifications must be an object",
+                ));
+            }
+            None => {
+                return Err(ServerError::invalid_params(
+                    "Invalid subscriptions/listen params: notifications is required (the filter of what to receive)",
+                ));
+            }
+        };
+        let Some(sink) = incoming.facts.notifications.clone() else {
+            return Err(ServerError::Internal {
+                message: "this transport cannot stream notifications, so it cannot serve subscriptions/listen".into(),
+            });
+        };
+        let agreed = self.agreed(asked);
+        let id = incoming.id;
+        // First on the stream, before any change: what this server will send.
+        sink.send(json!({
+            "jsonrpc": "2.0",
+            "method": "notifications/subscriptions/acknowledged",
+            "params": {"_meta": {SUBSCRIPTION_ID_KEY: id}, "notifications": agreed},
+        }));
+        let lost = Arc::new(tokio::sync::Notify::new());
+        let listener = {
+            let (id, lost) = (id.clone(), Arc::clone(&lost));
+            Arc::new(move |event: BusEvent<'_>| match event {
+                BusEvent::Change(change) if change.wanted_by(&agreed) => {
+                    sink.send(change.notification(&id));
+                }
+                BusEvent::Change(_) => {}
+                BusEvent::Lost => lost.notify_one(),
+            })
+        };
+        let subscription = self.bus.subscribe(listener);
+        let mut ending = self.ending.subscribe();
+        first_of(ending.wait_for(|ended| *ended), lost.notified()).await;
+        drop(subscription);
+        let result = SubscriptionsListenResult {
+            result_type: tessera_protocol::Complete,
+            meta: SubscriptionsListenResultMeta {
+                subscription_id: id,
+                server_info: Some(self.info.clone()),
+                other: Default::default(),
+            },
+        };
+        serde_json::value::to_raw_value(&result)
+            .map(Json::Raw)
+            .map_err(serialisation_failed)
+    }
+
+    /// The part of `asked` this server honours: list changes for what it
+    /// has, resource updates when it has resources.
+    fn agreed(&self, asked: SubscriptionFilter) -> SubscriptionFilter {
+        let yes =
+            |wanted: Option<bool>, offered: bool| (wanted == Some(true) && offered).then_some(true);
+        let resources = self.has_resources();
+        SubscriptionFilter {
+            tools_list_changed: yes(asked.tools_list_changed, !self.tools.is_empty()),
+            prompts_list_changed: yes(asked.prompts_list_changed, !self.prompts.is_empty()),
+            resources_list_changed: yes(asked.resources_list_changed, resources),
+            resource_subscriptions: asked
+                .resource_subscriptions
+                .filter(|uris| resources && !uris.is_empty()),
+        }
+    }
+}
+
+/// Completes when either future does (no runtime needed).
+async fn first_of<A: Future, B: Future>(a: A, b: B) {
+    let (mut a, mut b) = (pin!(a), pin!(b));
+    std::future::poll_fn(|cx| {
+        if a.as_mut().poll(cx).is_ready() || b.as_mut().poll(cx).is_ready() {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    })
+    .await;
+}

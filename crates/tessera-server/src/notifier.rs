@@ -1,0 +1,41 @@
+//! How application code tells listeners what changed.
+
+use std::sync::Arc;
+
+use crate::{BusError, Change, ChangeBus};
+
+/// Publishes changes to every `subscriptions/listen` stream that asked for
+/// them (on every instance sharing the server's bus). Cheap to clone; get one
+/// from [`McpServer::notifier`](crate::McpServer::notifier).
+#[derive(Clone)]
+pub struct Notifier {
+    pub(crate) bus: Arc<dyn ChangeBus>,
+}
+
+impl Notifier {
+    /// Publishes `change`.
+    pub async fn publish(&self, change: Change) -> Result<(), BusError> {
+        self.bus.publish(change).await
+    }
+
+    /// The resource at `uri` changed.
+    pub async fn resource_updated(&self, uri: impl Into<String>) -> Result<(), BusError> {
+        self.publish(Change::ResourceUpdated { uri: uri.into() })
+            .await
+    }
+
+    /// The resource list changed.
+    pub async fn resources_list_changed(&self) -> Result<(), BusError> {
+        self.publish(Change::ResourcesListChanged).await
+    }
+
+    /// The tool list changed.
+    pub async fn tools_list_changed(&self) -> Result<(), BusError> {
+        self.publish(Change::ToolsListChanged).await
+    }
+
+    /// The prompt list changed.
+    pub async fn prompts_list_changed(&self) -> Result<(), BusError> {
+        self.publish(Change::PromptsListChanged).await
+    }
+}
