@@ -56,6 +56,20 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Listen for changes (`subscriptions/listen`); prints each notification as a JSON line until interrupted.
+    Listen {
+        /// The MCP endpoint (or --stdio).
+        url: Option<String>,
+        /// Start this command and speak to it over stdio instead, e.g. "notes --stdio".
+        #[arg(long, value_name = "COMMAND")]
+        stdio: Option<String>,
+        /// `resources/updated` for this resource (repeatable).
+        #[arg(long = "resource", value_name = "URI")]
+        resources: Vec<String>,
+        /// Only these list changes: tools, prompts, resources (repeatable; default: all three).
+        #[arg(long = "list", value_name = "KIND", value_parser = ["tools", "prompts", "resources"])]
+        lists: Vec<String>,
+    },
     /// Print a new 32-byte random requestState key, base64-encoded.
     Keygen {
         /// Print it as a `.dev.vars` line (MRTR_REQUEST_STATE_KEY=...).
@@ -169,6 +183,17 @@ async fn run(command: Command) -> Result<Exit, (Exit, String)> {
             }
             Ok(Exit::Success)
         }
+        Command::Listen {
+            url,
+            stdio,
+            resources,
+            lists,
+        } => {
+            let c = listing_client(url, stdio.as_deref())?;
+            let outcome = listen(&c, resources, &lists).await;
+            c.close().await;
+            outcome
+        }
         Command::Discover { url, stdio, json } => {
             let c = listing_client(url, stdio.as_deref())?;
             let d = c.discover().await.map_err(failed);
@@ -246,6 +271,42 @@ async fn run(command: Command) -> Result<Exit, (Exit, String)> {
                     Exit::Success
                 },
             )
+        }
+    }
+}
+
+/// Prints every notification of one subscription, one JSON line each, until it ends or Ctrl-C.
+async fn listen(
+    c: &McpClient,
+    resources: Vec<String>,
+    lists: &[String],
+) -> Result<Exit, (Exit, String)> {
+    use tessera_client::ListenEvent;
+    let all = lists.is_empty();
+    let wants = |kind: &str| (all || lists.iter().any(|l| l == kind)).then_some(true);
+    let filter = tessera_protocol::SubscriptionFilter {
+        tools_list_changed: wants("tools"),
+        prompts_list_changed: wants("prompts"),
+        resources_list_changed: wants("resources"),
+        resource_subscriptions: (!resources.is_empty()).then_some(resources),
+    };
+    let mut listener = c.listen(filter).await.map_err(failed)?;
+    loop {
+        let event = tokio::select! {
+            event = listener.next() => event,
+            _ = tokio::signal::ctrl_c() => return Ok(Exit::Success),
+        };
+        match event {
+            Some(Ok(ListenEvent::Acknowledged(agreed))) => eprintln!(
+                "tessera: listening for {}",
+                serde_json::to_string(&agreed).unwrap_or_default()
+            ),
+            Some(Ok(ListenEvent::Notification(n))) => println!("{n}"),
+            Some(Ok(ListenEvent::Ended)) | None => {
+                eprintln!("tessera: the server ended the subscription");
+                return Ok(Exit::Success);
+            }
+            Some(Err(e)) => return Err(failed(e)),
         }
     }
 }

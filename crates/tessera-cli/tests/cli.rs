@@ -273,3 +273,52 @@ fn stdio_interactive_in_a_pseudo_terminal() {
     ]));
     interactive_counter_flow(cmd);
 }
+
+#[test]
+fn listen_prints_each_notification_as_a_json_line_until_the_server_ends_it() {
+    use std::io::BufRead;
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let (server, url) = runtime.block_on(async {
+        let server = Arc::new(
+            tessera_server::McpServer::builder("notes", "1.0.0")
+                .resource(tessera_server::ResourceDef::new(
+                    "notes://list",
+                    "list",
+                    |_: tessera_server::Context| async { "[]".to_owned() },
+                ))
+                .build()
+                .unwrap(),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        let endpoint = tessera_http::McpEndpoint::new(Arc::clone(&server), Default::default());
+        tokio::spawn(tessera_http::serve(
+            listener,
+            endpoint,
+            std::future::pending(),
+        ));
+        (server, url)
+    });
+    let mut child = Command::new(TESSERA)
+        .args(["listen", &url, "--resource", "notes://list"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    assert!(line.contains("listening for"), "{line}");
+    assert!(line.contains("notes://list"), "{line}");
+    runtime
+        .block_on(server.notifier().resource_updated("notes://list"))
+        .unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    let n: serde_json::Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(n["method"], "notifications/resources/updated");
+    assert_eq!(n["params"]["uri"], "notes://list");
+    server.end_subscriptions();
+    assert!(child.wait().unwrap().success());
+}

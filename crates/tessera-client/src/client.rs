@@ -12,10 +12,11 @@ use tessera_protocol::{
     INPUT_KEY_META_KEY, INTERNAL_ERROR, Implementation, InputRequest, InputRequests,
     InputRequiredResult, JsonObject, LATEST_PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSIONS,
     METHOD_NOT_FOUND, Prompt, ReadResourceResult, RequestMeta, Resource, ResultType,
-    STATELESS_PROTOCOL_VERSIONS, Tool, UNSUPPORTED_PROTOCOL_VERSION,
+    STATELESS_PROTOCOL_VERSIONS, SubscriptionFilter, Tool, UNSUPPORTED_PROTOCOL_VERSION,
 };
 
 use crate::http_transport::{HttpTransport, Mirrored};
+use crate::listener::{self, ListenEvent, Listener};
 use crate::mcp_headers::{invalid_header_annotation, param_headers};
 use crate::stdio_transport::{PushHandler, StdioTransport};
 use crate::{ClientError, ConnectMode, Elicitor, InputKinds};
@@ -36,7 +37,7 @@ enum Target {
 /// How requests reach the server.
 enum Transport {
     Http(HttpTransport),
-    Stdio(StdioTransport),
+    Stdio(Arc<StdioTransport>),
 }
 
 /// The era a server was found to speak.
@@ -160,13 +161,13 @@ impl McpClientBuilder {
                     local_label(&program),
                     Arc::clone(&push_failure),
                 );
-                Transport::Stdio(StdioTransport::spawn(
+                Transport::Stdio(Arc::new(StdioTransport::spawn(
                     &program,
                     &args,
                     &env,
                     on_notification.clone(),
                     push,
-                )?)
+                )?))
             }
         };
         Ok(McpClient {
@@ -455,6 +456,7 @@ impl McpClient {
                     method,
                     name,
                     params: mirrored,
+                    open_ended: false,
                 };
                 http.exchange(&body, id, mirrored, self.on_notification.as_ref())
                     .await?
@@ -527,6 +529,78 @@ impl McpClient {
     }
 
     /// `server/discover`.
+    /// Opens a `subscriptions/listen` stream for what `filter` names; the
+    /// first event is the server's acknowledgement of what it will send.
+    ///
+    /// ```no_run
+    /// # async fn run(client: tessera_client::McpClient) -> Result<(), tessera_client::ClientError> {
+    /// use tessera_client::ListenEvent;
+    /// use tessera_protocol::SubscriptionFilter;
+    /// let mut listener = client
+    ///     .listen(SubscriptionFilter { resources_list_changed: Some(true), ..Default::default() })
+    ///     .await?;
+    /// while let Some(event) = listener.next().await {
+    ///     if let ListenEvent::Notification(n) = event? { println!("{n}"); }
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn listen(&self, filter: SubscriptionFilter) -> Result<Listener, ClientError> {
+        if let Era::Legacy { .. } = self.era().await? {
+            return Err(ClientError::UnsupportedServer(
+                "subscriptions/listen is a 2026-07-28 method; this server speaks the initialize era".into(),
+            ));
+        }
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let mut params = JsonObject::new();
+        params.insert("_meta".into(), self.meta());
+        params.insert("notifications".into(), json!(filter));
+        let body =
+            json!({"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen", "params": params});
+        let (tx, events) = tokio::sync::mpsc::unbounded_channel();
+        let task = match &self.transport {
+            Transport::Http(http) => {
+                let (http, version) = (http.clone(), self.protocol_version());
+                tokio::spawn(async move {
+                    let to = tx.clone();
+                    let forward: NotificationHandler =
+                        Arc::new(move |n: &Value| drop(to.send(Ok(listener::event_of(n.clone())))));
+                    let mirrored = Mirrored {
+                        version: &version,
+                        method: "subscriptions/listen",
+                        name: None,
+                        params: Vec::new(),
+                        open_ended: true,
+                    };
+                    let end = http.exchange(&body, id, mirrored, Some(&forward)).await;
+                    let _ = tx.send(ended(end.map(|(message, _)| message)));
+                })
+            }
+            Transport::Stdio(stdio) => {
+                let stdio = Arc::clone(stdio);
+                let (to, mut notifications) = tokio::sync::mpsc::unbounded_channel();
+                stdio.route(id, to);
+                tokio::spawn(async move {
+                    let forward = async {
+                        while let Some(n) = notifications.recv().await {
+                            let _ = tx.send(Ok(listener::event_of(n)));
+                        }
+                    };
+                    let end = tokio::select! {
+                        end = stdio.exchange(&body, id, None) => end,
+                        () = forward => return,
+                    };
+                    // Notifications already routed come before the end.
+                    while let Ok(n) = notifications.try_recv() {
+                        let _ = tx.send(Ok(listener::event_of(n)));
+                    }
+                    stdio.unroute(id);
+                    let _ = tx.send(ended(end));
+                })
+            }
+        };
+        Ok(Listener { events, task })
+    }
+
     /// An initialize-era server has no `server/discover`: its `initialize`
     /// result is given in the same shape (its one version, capabilities and instructions).
     pub async fn discover(&self) -> Result<DiscoverResult, ClientError> {
@@ -718,6 +792,19 @@ impl McpClient {
             answers.insert(key.clone(), value);
         }
         Ok(answers)
+    }
+}
+
+/// How a subscription's response ends it: a result is a graceful end, an error is reported.
+fn ended(response: Result<Value, ClientError>) -> Result<ListenEvent, ClientError> {
+    let message = response?;
+    match message.get("error") {
+        Some(error) => Err(ClientError::Rpc {
+            status: 0,
+            error: serde_json::from_value(error.clone())
+                .map_err(|e| ClientError::Protocol(format!("malformed error: {e}")))?,
+        }),
+        None => Ok(ListenEvent::Ended),
     }
 }
 

@@ -8,6 +8,7 @@ use crate::mcp_headers::encode_header_value;
 use crate::sse::{MAX_EVENT_BYTES, SseParser};
 
 /// One MCP endpoint reached over HTTP.
+#[derive(Clone)]
 pub(crate) struct HttpTransport {
     pub(crate) http: reqwest::Client,
     pub(crate) url: reqwest::Url,
@@ -20,7 +21,12 @@ pub(crate) struct Mirrored<'a> {
     pub(crate) method: &'a str,
     pub(crate) name: Option<&'a str>,
     pub(crate) params: Vec<(String, String)>,
+    /// A stream that lasts as long as the server keeps it (`subscriptions/listen`): no total time limit.
+    pub(crate) open_ended: bool,
 }
+
+/// The time limit of an open-ended stream: none to speak of.
+const OPEN_ENDED: std::time::Duration = std::time::Duration::from_secs(10 * 365 * 24 * 3600);
 
 impl HttpTransport {
     /// Posts one request; the response message (the final one on an event stream) and the HTTP status.
@@ -46,6 +52,9 @@ impl HttpTransport {
         }
         if let Some(token) = &self.bearer {
             request = request.bearer_auth(token);
+        }
+        if mirrored.open_ended {
+            request = request.timeout(OPEN_ENDED);
         }
         let response = request
             .body(serde_json::to_vec(body).unwrap_or_default())

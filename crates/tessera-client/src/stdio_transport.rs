@@ -26,6 +26,9 @@ const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 /// The server's stdin, shared by requests and answers to pushed requests.
 type Input = Arc<tokio::sync::Mutex<Option<ChildStdin>>>;
 
+/// Open `subscriptions/listen` streams, by request id: their notifications go there.
+type Streams = Arc<Mutex<HashMap<i64, tokio::sync::mpsc::UnboundedSender<Value>>>>;
+
 /// A server process and the pipe to it.
 pub(crate) struct StdioTransport {
     /// The program started, for messages and to name who asks.
@@ -33,6 +36,7 @@ pub(crate) struct StdioTransport {
     input: Input,
     child: tokio::sync::Mutex<Child>,
     waiting: Waiting,
+    streams: Streams,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -64,18 +68,23 @@ impl StdioTransport {
         };
         let waiting: Waiting = Arc::new(Mutex::new(Some(HashMap::new())));
         let input: Input = Arc::new(tokio::sync::Mutex::new(Some(stdin)));
+        let streams: Streams = Arc::default();
         tokio::spawn(read_messages(
             stdout,
-            Arc::clone(&waiting),
-            Arc::clone(&input),
-            on_notification,
-            on_push,
+            Reader {
+                waiting: Arc::clone(&waiting),
+                input: Arc::clone(&input),
+                streams: Arc::clone(&streams),
+                on_notification,
+                on_push,
+            },
         ));
         Ok(Self {
             program: program.to_owned(),
             input,
             child: tokio::sync::Mutex::new(child),
             waiting,
+            streams,
         })
     }
 
@@ -115,6 +124,16 @@ impl StdioTransport {
         };
         withdraw.open = false;
         answer.map_err(|_| self.exited())
+    }
+
+    /// Routes the notifications of subscription `id` to `to` until [`Self::unroute`].
+    pub(crate) fn route(&self, id: i64, to: tokio::sync::mpsc::UnboundedSender<Value>) {
+        lock(&self.streams).insert(id, to);
+    }
+
+    /// Stops routing subscription `id`.
+    pub(crate) fn unroute(&self, id: i64) {
+        lock(&self.streams).remove(&id);
     }
 
     /// Sends a notification.
@@ -179,15 +198,26 @@ async fn write(input: &Input, body: &Value) -> Result<(), ClientError> {
         .map_err(|e| ClientError::Process(format!("cannot write to the server process: {e}")))
 }
 
-/// Routes every line the server writes: responses to their callers,
-/// notifications to the handler, pushed requests to the answerer.
-async fn read_messages(
-    stdout: ChildStdout,
+/// Where the reader sends what the server writes.
+struct Reader {
     waiting: Waiting,
     input: Input,
+    streams: Streams,
     on_notification: Option<NotificationHandler>,
     on_push: PushHandler,
-) {
+}
+
+/// Routes every line the server writes: responses to their callers,
+/// subscription notifications to their streams, other notifications to the
+/// handler, pushed requests to the answerer.
+async fn read_messages(stdout: ChildStdout, reader: Reader) {
+    let Reader {
+        waiting,
+        input,
+        streams,
+        on_notification,
+        on_push,
+    } = reader;
     let mut lines = LineReader::new(stdout, MAX_LINE_BYTES);
     loop {
         let line = match lines.next().await {
@@ -237,8 +267,21 @@ async fn read_messages(
                 });
             }
             (Some(_), None) => {
-                if let Some(handler) = &on_notification {
-                    handler(&message);
+                let stream = message
+                    .get("params")
+                    .and_then(|p| p.get("_meta"))
+                    .and_then(|m| m.get(tessera_protocol::SUBSCRIPTION_ID_KEY))
+                    .and_then(Value::as_i64)
+                    .and_then(|id| lock(&streams).get(&id).cloned());
+                match stream {
+                    Some(to) => {
+                        let _ = to.send(message);
+                    }
+                    None => {
+                        if let Some(handler) = &on_notification {
+                            handler(&message);
+                        }
+                    }
                 }
             }
             (None, None) => {

@@ -32,6 +32,8 @@ struct Shared {
 struct InFlight {
     by_id: HashMap<RequestId, AbortHandle>,
     by_task: HashMap<tokio::task::Id, RequestId>,
+    /// The running `subscriptions/listen` requests: they end with the connection.
+    listens: Vec<AbortHandle>,
 }
 
 /// Serves MCP over a newline-delimited JSON-RPC byte stream until the input
@@ -60,6 +62,7 @@ where
     let mut tasks = JoinSet::new();
     let in_flight = Arc::new(Mutex::new(InFlight::default()));
     tokio::pin!(shutdown);
+    let mut signalled = false;
     let read_error = loop {
         let line = tokio::select! {
             line = reader.next() => line,
@@ -67,7 +70,12 @@ where
                 finished(&shared, &in_flight, done).await;
                 continue;
             }
-            () = &mut shutdown => break None,
+            () = &mut shutdown => {
+                // Subscriptions end gracefully: each gets its result before the output closes.
+                shared.server.end_subscriptions();
+                signalled = true;
+                break None;
+            }
             // The client closed our output: nothing it asks can be answered any more.
             () = shared.outbox.closed() => break None,
         };
@@ -128,6 +136,12 @@ where
     };
     // Nothing more will be answered: questions waiting on the client fail now.
     shared.peer.close();
+    // The client is gone (or stopped writing): its subscriptions end with the connection.
+    if !signalled {
+        for listen in std::mem::take(&mut lock(&in_flight).listens) {
+            listen.abort();
+        }
+    }
     let grace = shared.options.shutdown_grace;
     let drain = async {
         while let Some(done) = tasks.join_next_with_id().await {
@@ -275,12 +289,17 @@ async fn start(
         return;
     }
     let task_shared = Arc::clone(shared);
+    let listen = request.method == "subscriptions/listen";
     let handle = tasks.spawn(async move {
         if let Some(bytes) = serve_request(&task_shared, request, facts, legacy).await {
             task_shared.outbox.send(bytes).await;
         }
     });
     let mut running = lock(in_flight);
+    if listen {
+        running.listens.retain(|h| !h.is_finished());
+        running.listens.push(handle.clone());
+    }
     running.by_task.insert(handle.id(), id.clone());
     running.by_id.insert(id, handle);
 }

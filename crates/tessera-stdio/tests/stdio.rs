@@ -689,3 +689,82 @@ async fn a_closed_output_ends_the_server() {
         .ok();
     drop(to_server);
 }
+
+// --- subscriptions/listen over stdio ---
+
+#[tokio::test]
+async fn listen_over_stdio_carries_subscription_ids_and_ends_at_shutdown() {
+    let server = server();
+    let (client_out, server_in) = tokio::io::duplex(1 << 16);
+    let (server_out, client_in) = tokio::io::duplex(1 << 16);
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let served = tokio::spawn(serve_connection(
+        Arc::clone(&server),
+        server_in,
+        server_out,
+        StdioOptions::default(),
+        async {
+            let _ = stopped.await;
+        },
+    ));
+    let mut pipe = Pipe {
+        to_server: Some(client_out),
+        from_server: BufReader::new(client_in).lines(),
+        served,
+    };
+    // Two subscriptions on one channel, told apart by their ids.
+    for (id, filter) in [("a", json!({"toolsListChanged": true})), ("b", json!({}))] {
+        pipe.send(
+            json!({"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen",
+            "params": {"_meta": modern_meta(json!({})), "notifications": filter}}),
+        )
+        .await;
+        let ack = pipe.recv().await;
+        assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+        assert_eq!(
+            ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+            id
+        );
+    }
+    server.notifier().tools_list_changed().await.unwrap();
+    let n = pipe.recv().await;
+    assert_eq!(n["method"], "notifications/tools/list_changed");
+    assert_eq!(
+        n["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        "a"
+    );
+    // Cancelling one ends it silently; the other stays.
+    pipe.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "a"}}))
+        .await;
+    pipe.silent_for(Duration::from_millis(200)).await;
+    // Shutdown: the remaining subscription gets its graceful result.
+    stop.send(()).unwrap();
+    let done = pipe.recv().await;
+    assert_eq!(done["id"], "b");
+    assert_eq!(
+        done["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        "b"
+    );
+    tokio::time::timeout(Duration::from_secs(5), &mut pipe.served)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+}
+
+#[tokio::test]
+async fn end_of_input_ends_open_subscriptions_at_once() {
+    let mut pipe = Pipe::start();
+    pipe.send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen",
+        "params": {"_meta": modern_meta(json!({})), "notifications": {"toolsListChanged": true}}}),
+    )
+    .await;
+    pipe.recv().await;
+    pipe.close_input().await;
+    tokio::time::timeout(Duration::from_secs(2), &mut pipe.served)
+        .await
+        .expect("no waiting for the shutdown grace on a subscription nobody can hear")
+        .unwrap()
+        .unwrap();
+}

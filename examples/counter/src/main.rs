@@ -38,14 +38,22 @@ fn run() -> Result<(), String> {
         runtime.shutdown_background();
         return served.map_err(|e| format!("stdio: {e}"));
     }
-    let endpoint = McpEndpoint::new(server, EndpointOptions::default().legacy(config.legacy));
+    let endpoint = McpEndpoint::new(
+        Arc::clone(&server),
+        EndpointOptions::default().legacy(config.legacy),
+    );
     runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind(&config.addr)
             .await
             .map_err(|e| format!("cannot listen on {}: {e}", config.addr))?;
         let local = listener.local_addr().map_err(|e| e.to_string())?;
         tracing::info!(%local, legacy = ?config.legacy, "serving MCP at http://{local}/mcp");
-        tessera::http::serve(listener, endpoint, tessera::http::shutdown_signal())
+        let shutdown = async move {
+            tessera::http::shutdown_signal().await;
+            // Open subscriptions end with their result, so connections can close.
+            server.end_subscriptions();
+        };
+        tessera::http::serve(listener, endpoint, shutdown)
             .await
             .map_err(|e| e.to_string())
     })
