@@ -1,0 +1,126 @@
+//! The change bus across instances: Redis pub/sub in, each instance's listeners out.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use redis::aio::ConnectionManager;
+use tessera_protocol::BoxFuture;
+use tessera_server::{
+    BusError, BusEvent, Change, ChangeBus, ChangeListener, MemoryBus, Subscription,
+};
+
+/// Publishes changes on a Redis channel and delivers what arrives on it to
+/// this instance's listeners. A subscriber task keeps the channel open,
+/// reconnecting with backoff (0.1 s doubling to 5 s); each time the
+/// connection is lost, listeners here are told ([`BusEvent::Lost`]) so their
+/// subscriptions end gracefully and clients listen again, and a listener that
+/// arrives while the connection is down is ended at once.
+pub struct RedisBus {
+    conn: ConnectionManager,
+    channel: String,
+    local: MemoryBus,
+    connected: Arc<AtomicBool>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl RedisBus {
+    pub(crate) fn start(redis: &crate::Redis, namespace: &str) -> Self {
+        let channel = format!("tessera:{namespace}:changes");
+        let local = MemoryBus::default();
+        let connected = Arc::new(AtomicBool::new(false));
+        let task = tokio::spawn(subscribe_forever(
+            redis.client.clone(),
+            channel.clone(),
+            local.clone(),
+            Arc::clone(&connected),
+        ));
+        Self {
+            conn: redis.connection(),
+            channel,
+            local,
+            connected,
+            task,
+        }
+    }
+
+    /// Whether the subscriber is connected now.
+    pub fn is_connected(&self) -> bool {
+        self.connected.load(Ordering::Acquire)
+    }
+}
+
+impl Drop for RedisBus {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl ChangeBus for RedisBus {
+    fn publish(&self, change: Change) -> BoxFuture<'_, Result<(), BusError>> {
+        let mut conn = self.conn.clone();
+        let channel = self.channel.clone();
+        Box::pin(async move {
+            let payload = serde_json::to_string(&change).map_err(|e| BusError(e.to_string()))?;
+            // Every instance hears it on the channel, this one included.
+            redis::cmd("PUBLISH")
+                .arg(&channel)
+                .arg(payload)
+                .query_async::<i64>(&mut conn)
+                .await
+                .map(drop)
+                .map_err(|e| BusError(format!("Redis: {e}")))
+        })
+    }
+
+    fn subscribe(&self, listener: ChangeListener) -> Subscription {
+        let subscription = self.local.subscribe(Arc::clone(&listener));
+        if !self.is_connected() {
+            // Nothing published elsewhere could reach it: end it now, gracefully.
+            listener(BusEvent::Lost);
+        }
+        subscription
+    }
+}
+
+async fn subscribe_forever(
+    client: redis::Client,
+    channel: String,
+    local: MemoryBus,
+    connected: Arc<AtomicBool>,
+) {
+    const FIRST: Duration = Duration::from_millis(100);
+    let mut backoff = FIRST;
+    loop {
+        match client.get_async_pubsub().await {
+            Ok(mut pubsub) => match pubsub.subscribe(&channel).await {
+                Ok(()) => {
+                    connected.store(true, Ordering::Release);
+                    tracing::info!(%channel, "change bus subscribed");
+                    backoff = FIRST;
+                    let mut messages = pubsub.on_message();
+                    while let Some(message) = messages.next().await {
+                        match message
+                            .get_payload::<String>()
+                            .ok()
+                            .and_then(|p| serde_json::from_str::<Change>(&p).ok())
+                        {
+                            Some(change) => local.deliver(BusEvent::Change(&change)),
+                            None => {
+                                tracing::warn!(%channel, "a message on the change bus that is not a change; ignored")
+                            }
+                        }
+                    }
+                    connected.store(false, Ordering::Release);
+                    tracing::warn!(%channel, "change bus connection lost; ending listeners and reconnecting");
+                    local.deliver(BusEvent::Lost);
+                }
+                Err(e) => tracing::warn!(error = %e, "change bus cannot subscribe; retrying"),
+            },
+            Err(e) => tracing::debug!(error = %e, "change bus cannot connect; retrying"),
+        }
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(Duration::from_secs(5));
+    }
+}

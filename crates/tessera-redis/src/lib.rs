@@ -1,0 +1,31 @@
+//! Redis for Tessera servers running as many instances behind a load balancer.
+//!
+//! - [`RedisLedger`]: the single-use ticket ledger shared by every instance
+//!   (an atomic `SET … NX EXAT` that expires with the ticket), so a ticket
+//!   redeemed on one instance cannot be redeemed again on another. When Redis
+//!   is unreachable, redemptions fail closed (the server answers 503 with
+//!   `Retry-After`); everything else keeps serving.
+//! - [`RedisBus`]: the change bus, fanning `subscriptions/listen`
+//!   notifications out to every instance's listeners over pub/sub,
+//!   reconnecting with backoff; while Redis is unreachable, listeners are
+//!   ended gracefully (clients listen again) and publishing fails.
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), tessera_redis::RedisError> {
+//! use std::sync::Arc;
+//! let redis = tessera_redis::Redis::connect("redis://127.0.0.1:6379/").await?;
+//! let builder = tessera_server::McpServer::builder("notes", "1.0.0")
+//!     .ticket_ledger(Arc::new(redis.ledger("notes")))
+//!     .change_bus(Arc::new(redis.bus("notes")));
+//! # let _ = builder; Ok(()) }
+//! ```
+
+mod bus;
+mod connection;
+mod ledger;
+
+pub use bus::RedisBus;
+pub use connection::{Redis, RedisError};
+pub use ledger::RedisLedger;
+/// The Redis client crate, for applications that keep their own data in the same Redis.
+pub use redis;

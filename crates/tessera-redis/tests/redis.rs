@@ -1,0 +1,153 @@
+//! The ledger and the bus against a real `redis-server`, including an outage.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use tessera_redis::Redis;
+use tessera_server::{BusEvent, Change, ChangeBus};
+use tessera_state::{LedgerError, TicketLedger};
+use test_harness::RedisServer;
+
+fn in_ten_minutes() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        + 600
+}
+
+#[tokio::test]
+async fn a_ticket_is_redeemed_once_across_instances_and_expires_with_itself() {
+    let server = RedisServer::start();
+    let a = Redis::connect(&server.url()).await.unwrap().ledger("t");
+    let b = Redis::connect(&server.url()).await.unwrap().ledger("t");
+    a.consume("ticket-1", in_ten_minutes()).await.unwrap();
+    assert!(matches!(
+        b.consume("ticket-1", in_ten_minutes()).await,
+        Err(LedgerError::AlreadyUsed)
+    ));
+    // Concurrent redemptions of one ticket: exactly one wins.
+    let tries = (0..16).map(|i| {
+        let ledger = if i % 2 == 0 { a.clone() } else { b.clone() };
+        tokio::spawn(async move { ledger.consume("ticket-2", in_ten_minutes()).await.is_ok() })
+    });
+    let mut won = 0;
+    for t in tries {
+        won += usize::from(t.await.unwrap());
+    }
+    assert_eq!(won, 1);
+    // The key expires with the ticket (EXAT).
+    let mut conn = Redis::connect(&server.url()).await.unwrap().connection();
+    let ttl: i64 = tessera_redis::redis::cmd("TTL")
+        .arg("tessera:t:ticket:ticket-1")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert!((590..=600).contains(&ttl), "{ttl}");
+}
+
+#[tokio::test]
+async fn redemptions_fail_closed_while_redis_is_down_and_work_again_after() {
+    let mut server = RedisServer::start();
+    let ledger = Redis::connect(&server.url()).await.unwrap().ledger("t");
+    ledger.consume("before", in_ten_minutes()).await.unwrap();
+    server.stop();
+    let started = std::time::Instant::now();
+    assert!(matches!(
+        ledger.consume("during", in_ten_minutes()).await,
+        Err(LedgerError::Backend(_))
+    ));
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "failing takes {:?}",
+        started.elapsed()
+    );
+    server.restart();
+    let mut ok = false;
+    for _ in 0..50 {
+        if ledger.consume("after", in_ten_minutes()).await.is_ok() {
+            ok = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(ok, "the ledger reconnects by itself");
+}
+
+/// Waits until `bus` has its subscriber connected.
+async fn connected(bus: &tessera_redis::RedisBus) {
+    for _ in 0..100 {
+        if bus.is_connected() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the bus did not connect within 5 s");
+}
+
+fn recorder() -> (Arc<Mutex<Vec<String>>>, tessera_server::ChangeListener) {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let into = Arc::clone(&seen);
+    let listener: tessera_server::ChangeListener = Arc::new(move |event: BusEvent<'_>| {
+        into.lock().unwrap().push(match event {
+            BusEvent::Change(c) => serde_json::to_string(c).unwrap(),
+            BusEvent::Lost => "lost".into(),
+        });
+    });
+    (seen, listener)
+}
+
+#[tokio::test]
+async fn a_change_published_on_one_instance_reaches_listeners_on_every_instance() {
+    let mut server = RedisServer::start();
+    let one = Redis::connect(&server.url()).await.unwrap().bus("t");
+    let three = Redis::connect(&server.url()).await.unwrap().bus("t");
+    connected(&one).await;
+    connected(&three).await;
+    let (seen_one, l1) = recorder();
+    let (seen_three, l3) = recorder();
+    let _s1 = one.subscribe(l1);
+    let _s3 = three.subscribe(l3);
+    three
+        .publish(Change::ResourceUpdated {
+            uri: "notes://list".into(),
+        })
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let expected = vec![r#"{"change":"resourceUpdated","uri":"notes://list"}"#.to_owned()];
+    assert_eq!(*seen_one.lock().unwrap(), expected);
+    assert_eq!(
+        *seen_three.lock().unwrap(),
+        expected,
+        "once, not twice, where it was published"
+    );
+
+    // An outage: listeners are told, publishing fails, a new listener ends at once; then it recovers.
+    server.stop();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(seen_one.lock().unwrap().last().unwrap(), "lost");
+    assert!(one.publish(Change::ToolsListChanged).await.is_err());
+    let (seen_late, late) = recorder();
+    let _late = one.subscribe(late);
+    assert_eq!(*seen_late.lock().unwrap(), vec!["lost".to_owned()]);
+    server.restart();
+    connected(&one).await;
+    connected(&three).await;
+    let (seen_again, again) = recorder();
+    let _again = one.subscribe(again);
+    let mut published = false;
+    for _ in 0..50 {
+        if three.publish(Change::ToolsListChanged).await.is_ok() {
+            published = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(published);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        *seen_again.lock().unwrap(),
+        vec![r#"{"change":"toolsListChanged"}"#.to_owned()]
+    );
+}

@@ -1,0 +1,160 @@
+//! Real services for the tests, started on free ports on 127.0.0.1 and
+//! stopped when dropped. A missing service fails the test with the command
+//! that installs it: nothing is skipped silently.
+
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// What installs the services (`scripts/test` runs it).
+pub const INSTALL: &str =
+    "scripts/install-test-peers (or: apt-get update && apt-get install -y redis-server nginx)";
+
+/// A free TCP port on 127.0.0.1.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+/// Waits until something accepts connections on `port`.
+pub fn wait_for_port(port: u16, what: &str) {
+    let started = Instant::now();
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{what} did not listen on 127.0.0.1:{port} within 10 s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Finds `program` on PATH or in the sbin directories; fails naming the install command.
+pub fn require(program: &str) -> PathBuf {
+    let path = std::env::var("PATH").unwrap_or_default();
+    path.split(':')
+        .chain(["/usr/sbin", "/sbin", "/usr/local/sbin"])
+        .map(|dir| Path::new(dir).join(program))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| panic!("{program} is not installed: run {INSTALL}"))
+}
+
+/// A scratch directory removed when dropped.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    /// A new empty directory named after `tag`.
+    pub fn new(tag: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!(
+            "tessera-{tag}-{}-{}",
+            std::process::id(),
+            free_port()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("a scratch directory");
+        Self(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A `redis-server` of our own: no persistence, on a free port.
+pub struct RedisServer {
+    child: Option<Child>,
+    /// Its port.
+    pub port: u16,
+}
+
+impl RedisServer {
+    /// Starts one and waits until it accepts connections.
+    pub fn start() -> Self {
+        let port = free_port();
+        let mut server = Self { child: None, port };
+        server.restart();
+        server
+    }
+
+    /// `redis://127.0.0.1:PORT/`.
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+
+    /// Stops it (an outage), keeping the port for [`Self::restart`].
+    pub fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts it again on the same port.
+    pub fn restart(&mut self) {
+        self.stop();
+        let child = Command::new(require("redis-server"))
+            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start redis-server: {e}; run {INSTALL}"));
+        self.child = Some(child);
+        wait_for_port(self.port, "redis-server");
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// An `nginx` of our own, in the foreground, with a configuration we write.
+pub struct Nginx {
+    child: Child,
+    _dir: TempDir,
+    /// Its port.
+    pub port: u16,
+}
+
+impl Nginx {
+    /// Starts nginx with `conf`, after replacing `{PORT}` (its listening
+    /// port) and `{DIR}` (a scratch directory for its temporary files).
+    pub fn start(conf: &str) -> Self {
+        let dir = TempDir::new("nginx");
+        let port = free_port();
+        let text = conf
+            .replace("{PORT}", &port.to_string())
+            .replace("{DIR}", &dir.0.display().to_string());
+        let path = dir.0.join("nginx.conf");
+        std::fs::write(&path, text).expect("the nginx configuration is written");
+        let child = Command::new(require("nginx"))
+            .arg("-p")
+            .arg(&dir.0)
+            .arg("-c")
+            .arg(&path)
+            .args(["-g", "daemon off;"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start nginx: {e}; run {INSTALL}"));
+        wait_for_port(port, "nginx");
+        Self {
+            child,
+            _dir: dir,
+            port,
+        }
+    }
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
