@@ -13,6 +13,13 @@ pub struct Notifier {
 }
 
 impl Notifier {
+    /// A notifier publishing on `bus` (give the server the same bus:
+    /// [`McpServerBuilder::change_bus`](crate::McpServerBuilder::change_bus)),
+    /// for handlers that hold it in their application state.
+    pub fn new(bus: Arc<dyn ChangeBus>) -> Self {
+        Self { bus }
+    }
+
     /// Publishes `change`.
     pub async fn publish(&self, change: Change) -> Result<(), BusError> {
         self.bus.publish(change).await

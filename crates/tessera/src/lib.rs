@@ -8,10 +8,11 @@
 
 #[cfg(feature = "server")]
 pub use tessera_server::{
-    Arguments, BuildError, CacheHint, CompletionHandler, Context, Era, Form, FormChoice, FormValue,
-    HandlerError, Interrupt, IntoPromptResult, IntoResourceResult, IntoToolResult, Json, McpServer,
-    McpServerBuilder, NotFound, PromptArguments, PromptDef, RequestFacts, ResourceDef,
-    ResourceTemplateDef, Result, State, TemplateVariables, ToolDef,
+    Arguments, BoxFuture, BuildError, BusError, BusEvent, CacheHint, Change, ChangeBus,
+    ChangeListener, CompletionHandler, Context, Era, Form, FormChoice, FormValue, HandlerError,
+    Interrupt, IntoPromptResult, IntoResourceResult, IntoToolResult, Json, McpServer,
+    McpServerBuilder, MemoryBus, NotFound, Notifier, PromptArguments, PromptDef, RequestFacts,
+    ResourceDef, ResourceTemplateDef, Result, State, Subscription, TemplateVariables, ToolDef,
 };
 
 #[cfg(feature = "macros")]
@@ -32,6 +33,10 @@ pub use tessera_http as http;
 /// The stdio transport (feature `stdio`): `serve_stdio`, and the era bridge for initialize-era clients.
 #[cfg(feature = "stdio")]
 pub use tessera_stdio as stdio;
+
+/// Redis for many instances (feature `redis`): a shared ticket ledger and change bus.
+#[cfg(feature = "redis")]
+pub use tessera_redis as redis;
 
 /// The client: [`McpClient`](client::McpClient) and the [`Elicitor`](client::Elicitor) it asks.
 #[cfg(feature = "client")]

@@ -230,7 +230,8 @@ pub fn key_ring(
             let s = generate_secret()?;
             write_dev_vars(dir, &s)?;
             eprintln!(
-                "counter: no {KEY_VAR} configured; generated a new key into {} (mode 0600)",
+                "{}: no {KEY_VAR} configured; generated a new key into {} (mode 0600)",
+                program_name(),
                 dir.join(".dev.vars").display()
             );
             s
@@ -244,6 +245,20 @@ pub fn key_ring(
     let key =
         StateKey::from_secret_str(&secret).map_err(|e| format!("{KEY_VAR} is unusable: {e}"))?;
     KeyRing::new("k1", key).map_err(|e| e.to_string())
+}
+
+/// This program's name, for messages (`counter`, `notes`).
+fn program_name() -> String {
+    std::env::args()
+        .next()
+        .as_deref()
+        .and_then(|p| {
+            std::path::Path::new(p)
+                .file_name()?
+                .to_str()
+                .map(str::to_owned)
+        })
+        .unwrap_or_else(|| "server".into())
 }
 
 /// The codec for `ring` with `ttl`.

@@ -1,0 +1,154 @@
+//! The tools and resources, and the server they make.
+
+use std::sync::Arc;
+
+use tessera::{ChangeBus, Context, McpServer, NotFound, Notifier, State, state::RequestStateCodec};
+
+use crate::store::{Note, NoteStore, new_id};
+
+/// What the handlers share: the store, and where changes are announced.
+#[derive(Clone)]
+pub struct Notes {
+    /// Where notes live.
+    pub store: Arc<dyn NoteStore>,
+    /// Tells listeners what changed.
+    pub notifier: Notifier,
+}
+
+impl Notes {
+    /// Announces a change to the list and to one note; a bus that cannot
+    /// publish is logged, not a failure of the change (the store has it).
+    async fn changed(&self, id: &str) {
+        for result in [
+            self.notifier.resource_updated(LIST_URI).await,
+            self.notifier.resource_updated(note_uri(id)).await,
+            self.notifier.resources_list_changed().await,
+        ] {
+            if let Err(e) = result {
+                tracing::warn!(error = %e, "a change could not be announced");
+            }
+        }
+    }
+}
+
+/// The list resource.
+pub const LIST_URI: &str = "notes://list";
+
+/// A note's resource.
+pub fn note_uri(id: &str) -> String {
+    format!("notes://note/{id}")
+}
+
+const NOT_ADDED: &str = "Note not added.";
+const NOT_DELETED: &str = "Note not deleted.";
+
+/// Round one of `add-note`: the text.
+#[tessera::form(key = "note")]
+struct NoteText {
+    /// The note's text
+    body: String,
+}
+
+/// The last question before anything changes.
+#[tessera::form]
+struct Confirmation {
+    confirm: bool,
+}
+
+/// Add a note: asks for its text, then for confirmation
+#[tessera::tool(name = "add-note", single_use, on_refusal = NOT_ADDED)]
+async fn add_note(
+    ctx: Context,
+    State(notes): State<Notes>,
+    /// The note's title
+    title: String,
+) -> tessera::Result<String> {
+    let NoteText { body } = ctx.ask(format!("Write the note \"{title}\""))?;
+    let Confirmation { confirm } = ctx.ask(format!("Add the note \"{title}\"?"))?;
+    if !confirm {
+        return Ok(NOT_ADDED.into());
+    }
+    let id = new_id()?;
+    notes
+        .store
+        .add(Note {
+            id: id.clone(),
+            title: title.clone(),
+            body,
+        })
+        .await?;
+    notes.changed(&id).await;
+    Ok(format!("Added note {id}: {title}"))
+}
+
+/// Delete a note: asks for confirmation first
+#[tessera::tool(name = "delete-note", single_use, on_refusal = NOT_DELETED)]
+async fn delete_note(
+    ctx: Context,
+    State(notes): State<Notes>,
+    /// The note's id
+    id: String,
+) -> tessera::Result<String> {
+    let Some(note) = notes.store.get(&id).await? else {
+        return Ok(format!("There is no note {id}."));
+    };
+    let Confirmation { confirm } = ctx.ask(format!("Delete the note \"{}\"?", note.title))?;
+    if !confirm {
+        return Ok(NOT_DELETED.into());
+    }
+    if !notes.store.delete(&id).await? {
+        return Ok(format!("There is no note {id}."));
+    }
+    notes.changed(&id).await;
+    Ok(format!("Deleted note {id}: {}", note.title))
+}
+
+/// Every note's id and title
+#[tessera::resource(
+    uri = "notes://list",
+    name = "notes",
+    title = "Notes",
+    mime_type = "application/json"
+)]
+async fn list(State(notes): State<Notes>) -> tessera::Result<String> {
+    Ok(tessera::serde_json::to_string(&notes.store.list().await?)?)
+}
+
+/// One note: id, title and text
+#[tessera::resource(
+    uri = "notes://note/{id}",
+    name = "note",
+    title = "A note",
+    mime_type = "application/json"
+)]
+async fn note(State(notes): State<Notes>, id: String) -> tessera::Result<String> {
+    let note = notes.store.get(&id).await?.ok_or(NotFound)?;
+    Ok(tessera::serde_json::to_string(&note)?)
+}
+
+/// The notes server: `store` for notes, `bus` for changes, `codec` for tickets;
+/// `ledger`, when given, is where single-use tickets are redeemed (shared across instances).
+pub fn notes_server(
+    store: Arc<dyn NoteStore>,
+    bus: Arc<dyn ChangeBus>,
+    codec: RequestStateCodec,
+    ledger: Option<Arc<dyn tessera::state::TicketLedger>>,
+) -> Result<McpServer, tessera::BuildError> {
+    let notes = Notes {
+        store,
+        notifier: Notifier::new(Arc::clone(&bus)),
+    };
+    let mut builder = McpServer::builder("notes", env!("CARGO_PKG_VERSION"))
+        .instructions("Notes: add-note and delete-note ask before they change anything; read notes://list and notes://note/{id}, and listen for changes.")
+        .request_state(codec)
+        .with_state(notes)
+        .change_bus(bus)
+        .tool(add_note())
+        .tool(delete_note())
+        .resource(list())
+        .resource_template(note());
+    if let Some(ledger) = ledger {
+        builder = builder.ticket_ledger(ledger);
+    }
+    builder.build()
+}
