@@ -14,9 +14,9 @@ fn main() -> ExitCode {
 }
 
 fn run() -> Result<(), String> {
-    let (config, server) = counter::boot::configured_server()?;
     let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
     runtime.block_on(async {
+        let (config, server) = counter::boot::configured_server().await?;
         let listener = tokio::net::TcpListener::bind(&config.addr)
             .await
             .map_err(|e| format!("cannot listen on {}: {e}", config.addr))?;

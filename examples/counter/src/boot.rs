@@ -1,7 +1,10 @@
 //! Starting a counter process: logging, and the server its command line,
 //! `PORT`, the environment and `.dev.vars` describe.
 
+use std::sync::Arc;
+
 use tessera::McpServer;
+use tessera::state::TicketLedger;
 
 use crate::config::{self, Config};
 
@@ -17,8 +20,9 @@ pub fn init_logging() {
         .init();
 }
 
-/// The configuration and the server it describes; every failure is a message for the operator.
-pub fn configured_server() -> Result<(Config, McpServer), String> {
+/// The configuration and the server it describes; every failure is a message
+/// for the operator. Call it inside the Tokio runtime: a `--ledger` connects to Redis.
+pub async fn configured_server() -> Result<(Config, McpServer), String> {
     let config = Config::from_args(std::env::args().skip(1), std::env::var("PORT").ok())?;
     let dir = std::env::current_dir().map_err(|e| format!("no working directory: {e}"))?;
     let ring = config::key_ring(
@@ -27,7 +31,18 @@ pub fn configured_server() -> Result<(Config, McpServer), String> {
         &dir,
         config.dev,
     )?;
+    let ledger: Option<Arc<dyn TicketLedger>> = match &config.ledger {
+        Some(url) => {
+            let redis = tessera::redis::Redis::connect(url)
+                .await
+                .map_err(|e| format!("--ledger {url}: {e}"))?;
+            tracing::info!(%url, "single-use tickets are redeemed in Redis");
+            Some(Arc::new(redis.ledger("counter")))
+        }
+        None => None,
+    };
     let server =
-        crate::counter_server(config::codec(ring, config.ttl)?).map_err(|e| e.to_string())?;
+        crate::counter_server_with(config::codec(ring, config.ttl)?, config.single_use, ledger)
+            .map_err(|e| e.to_string())?;
     Ok((config, server))
 }

@@ -25,12 +25,17 @@ pub struct Config {
     pub ttl: Duration,
     /// Serve on stdin/stdout instead of HTTP (both protocol eras).
     pub stdio: bool,
+    /// Each ticket redeemable once.
+    pub single_use: bool,
+    /// Where single-use tickets are redeemed: a Redis URL shared by the instances.
+    pub ledger: Option<String>,
 }
 
 /// Usage text.
 pub const USAGE: &str =
     "usage: counter [--addr HOST:PORT] [--legacy reject|stateless] [--ttl SECONDS] [--dev]
-       counter --stdio [--ttl SECONDS] [--dev]
+               [--single-use] [--ledger redis://HOST:PORT/]
+       counter --stdio [--ttl SECONDS] [--dev] [--single-use]
 
   --addr     where to listen (default 127.0.0.1:8787, or 127.0.0.1:$PORT)
   --legacy   initialize-era clients over HTTP: reject (default) or stateless
@@ -39,6 +44,9 @@ pub const USAGE: &str =
              elicitation/create requests
   --ttl      requestState lifetime in seconds (default 600)
   --dev      no key configured? generate one into .dev.vars and start
+  --single-use  each requestState ticket is redeemable once (in-memory ledger)
+  --ledger   redeem single-use tickets in this Redis, shared by every instance
+             behind a load balancer (implies --single-use)
 
 The key comes from MRTR_REQUEST_STATE_KEY (environment first, then .dev.vars).
 For rotation, MRTR_REQUEST_STATE_KEYS=\"k2:new-secret,k1:old-secret\" (first seals).";
@@ -55,6 +63,8 @@ impl Config {
             dev: false,
             ttl: Duration::from_secs(600),
             stdio: false,
+            single_use: false,
+            ledger: None,
         };
         let mut args = args.into_iter();
         while let Some(arg) = args.next() {
@@ -83,6 +93,15 @@ impl Config {
                 }
                 "--dev" => config.dev = true,
                 "--stdio" => config.stdio = true,
+                "--single-use" => config.single_use = true,
+                "--ledger" => {
+                    let url = value("--ledger")?;
+                    if !url.starts_with("redis://") && !url.starts_with("rediss://") {
+                        return Err(format!("--ledger takes a redis:// URL, not {url:?}"));
+                    }
+                    config.ledger = Some(url);
+                    config.single_use = true;
+                }
                 "-h" | "--help" => return Err(USAGE.to_owned()),
                 other => return Err(format!("unknown argument {other:?}\n\n{USAGE}")),
             }

@@ -8,4 +8,4 @@ pub mod boot;
 pub mod config;
 mod tool;
 
-pub use tool::{SERVER_NAME, counter_server, increase_counter};
+pub use tool::{SERVER_NAME, counter_server, counter_server_with, increase_counter};

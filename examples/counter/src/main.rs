@@ -22,12 +22,12 @@ fn main() -> ExitCode {
 }
 
 fn run() -> Result<(), String> {
-    let (config, server) = counter::boot::configured_server()?;
-    let server = Arc::new(server);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    let (config, server) = runtime.block_on(counter::boot::configured_server())?;
+    let server = Arc::new(server);
     if config.stdio {
         tracing::info!("serving MCP on stdin/stdout (both protocol eras)");
         let served = runtime.block_on(tessera::stdio::serve_stdio(

@@ -1,6 +1,9 @@
 //! The `increase-counter` tool.
 
-use tessera::{Arguments, BuildError, Context, McpServer, state::RequestStateCodec};
+use std::sync::Arc;
+
+use tessera::state::{RequestStateCodec, TicketLedger};
+use tessera::{Arguments, BuildError, Context, McpServer};
 
 /// The server name the tutorial's clients see.
 pub const SERVER_NAME: &str = "stateless-mrtr-elicitation-demo";
@@ -49,8 +52,22 @@ pub async fn increase_counter(
 
 /// The whole server, sealing tickets with `codec`.
 pub fn counter_server(codec: RequestStateCodec) -> Result<McpServer, BuildError> {
-    McpServer::builder(SERVER_NAME, env!("CARGO_PKG_VERSION"))
+    counter_server_with(codec, false, None)
+}
+
+/// The server with each ticket redeemable once when `single_use`, through
+/// `ledger` when given (shared by instances), else an in-memory one.
+pub fn counter_server_with(
+    codec: RequestStateCodec,
+    single_use: bool,
+    ledger: Option<Arc<dyn TicketLedger>>,
+) -> Result<McpServer, BuildError> {
+    let tool = increase_counter();
+    let mut builder = McpServer::builder(SERVER_NAME, env!("CARGO_PKG_VERSION"))
         .request_state(codec)
-        .tool(increase_counter())
-        .build()
+        .tool(if single_use { tool.single_use() } else { tool });
+    if let Some(ledger) = ledger {
+        builder = builder.ticket_ledger(ledger);
+    }
+    builder.build()
 }

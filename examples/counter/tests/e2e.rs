@@ -428,3 +428,70 @@ fn dev_mode_creates_a_key_file_and_serves() {
     );
     assert_eq!(text(&r), "Counter increased by 1; next value is 2");
 }
+
+fn confirmed() -> Value {
+    json!({"confirmation": accept(json!({"confirm": true}))})
+}
+
+#[test]
+fn single_use_tickets_are_redeemed_once_across_instances_sharing_a_redis_ledger() {
+    let redis = test_harness::RedisServer::start();
+    let url = redis.url();
+    let a = start_in(TempDir::new("ledger-a"), Some(KEY), &["--ledger", &url]);
+    let b = start_in(TempDir::new("ledger-b"), Some(KEY), &["--ledger", &url]);
+    let mut on_a = Client {
+        addr: &a.addr,
+        id: 0,
+    };
+    let ticket = to_round_three(&mut on_a, 10.0, json!(5));
+    let done = on_a.counter(10.0, Some(&ticket), Some(confirmed()));
+    assert_eq!(text(&done), "Counter increased by 5; next value is 15");
+    // The same final round, replayed on the other instance: refused.
+    let mut on_b = Client {
+        addr: &b.addr,
+        id: 100,
+    };
+    let replay = on_b.counter(10.0, Some(&ticket), Some(confirmed()));
+    assert_eq!(replay["error"]["code"], -32602, "{replay}");
+    assert_eq!(
+        replay["error"]["message"],
+        "Invalid or expired requestState"
+    );
+    // And a flow may move between them: round two on B, round three on A.
+    let r1 = on_a.counter(1.0, None, None);
+    let r2 = on_b.counter(
+        1.0,
+        Some(&state(&r1)),
+        Some(json!({"amount": accept(json!({"amount": 2}))})),
+    );
+    let r3 = on_a.counter(1.0, Some(&state(&r2)), Some(confirmed()));
+    assert_eq!(text(&r3), "Counter increased by 2; next value is 3");
+}
+
+#[test]
+fn single_use_alone_refuses_a_replay_on_the_same_instance() {
+    let s = start(&["--single-use"]);
+    let mut c = Client {
+        addr: &s.addr,
+        id: 0,
+    };
+    let ticket = to_round_three(&mut c, 10.0, json!(5));
+    assert_eq!(
+        text(&c.counter(10.0, Some(&ticket), Some(confirmed()))),
+        "Counter increased by 5; next value is 15"
+    );
+    let replay = c.counter(10.0, Some(&ticket), Some(confirmed()));
+    assert_eq!(replay["error"]["code"], -32602, "{replay}");
+    // Without --single-use the same replay is accepted: the flag is what refuses it.
+    let plain = start(&[]);
+    let mut c = Client {
+        addr: &plain.addr,
+        id: 0,
+    };
+    let ticket = to_round_three(&mut c, 10.0, json!(5));
+    c.counter(10.0, Some(&ticket), Some(confirmed()));
+    assert_eq!(
+        text(&c.counter(10.0, Some(&ticket), Some(confirmed()))),
+        "Counter increased by 5; next value is 15"
+    );
+}
