@@ -4,30 +4,41 @@
 //! conformance suite (`@modelcontextprotocol/conformance`, requirement set
 //! 2026-07-28) calls: content tools, progress and logging, the
 //! `test_input_required_result_*` multi round-trip tools, prompts with
-//! arguments, images and embedded resources, static and templated resources.
+//! arguments, images and embedded resources, static and templated resources,
+//! and the triggers of the subscription checks.
 //! See `../shared/conformance/FIXTURE_SPEC.md` for what each one must do.
 
+pub mod changes;
 pub mod input_required;
 mod media;
 pub mod prompts;
 pub mod resources;
 pub mod tools;
 
+use std::sync::Arc;
+
 use tessera::state::RequestStateCodec;
-use tessera::{BuildError, McpServer};
+use tessera::{BuildError, ChangeBus, McpServer, MemoryBus, Notifier};
 
 /// The name the server reports in `serverInfo`.
 pub const SERVER_NAME: &str = "tessera-everything";
 
 /// The whole fixture, sealing tickets with `codec`.
 pub fn everything_server(codec: RequestStateCodec) -> Result<McpServer, BuildError> {
+    let bus: Arc<dyn ChangeBus> = Arc::new(MemoryBus::default());
     let mut builder = McpServer::builder(SERVER_NAME, env!("CARGO_PKG_VERSION"))
+        .with_state(Notifier::new(Arc::clone(&bus)))
+        .change_bus(bus)
         .instructions(
             "Conformance fixture: every tool, prompt and resource the MCP conformance suite calls.",
         )
         .request_state(codec)
         .completion(prompts::completion());
-    for tool in tools::all().into_iter().chain(input_required::all()) {
+    for tool in tools::all()
+        .into_iter()
+        .chain(input_required::all())
+        .chain(changes::all())
+    {
         builder = builder.tool(tool);
     }
     for prompt in prompts::all() {
