@@ -66,7 +66,7 @@ enum Command {
         /// `resources/updated` for this resource (repeatable).
         #[arg(long = "resource", value_name = "URI")]
         resources: Vec<String>,
-        /// Only these list changes: tools, prompts, resources (repeatable; default: all three).
+        /// Only these list changes: tools, prompts, resources (repeatable; default: all three, or none when --resource is given).
         #[arg(long = "list", value_name = "KIND", value_parser = ["tools", "prompts", "resources"])]
         lists: Vec<String>,
     },
@@ -281,8 +281,10 @@ async fn listen(
     resources: Vec<String>,
     lists: &[String],
 ) -> Result<Exit, (Exit, String)> {
+    use std::io::Write;
     use tessera_client::ListenEvent;
-    let all = lists.is_empty();
+    // Without --list: every list change, unless only resources were named.
+    let all = lists.is_empty() && resources.is_empty();
     let wants = |kind: &str| (all || lists.iter().any(|l| l == kind)).then_some(true);
     let filter = tessera_protocol::SubscriptionFilter {
         tools_list_changed: wants("tools"),
@@ -291,17 +293,25 @@ async fn listen(
         resource_subscriptions: (!resources.is_empty()).then_some(resources),
     };
     let mut listener = c.listen(filter).await.map_err(failed)?;
+    let interrupted = tokio::signal::ctrl_c();
+    tokio::pin!(interrupted);
+    let mut out = std::io::stdout().lock();
     loop {
         let event = tokio::select! {
             event = listener.next() => event,
-            _ = tokio::signal::ctrl_c() => return Ok(Exit::Success),
+            _ = &mut interrupted => return Ok(Exit::Success),
         };
         match event {
             Some(Ok(ListenEvent::Acknowledged(agreed))) => eprintln!(
                 "tessera: listening for {}",
                 serde_json::to_string(&agreed).unwrap_or_default()
             ),
-            Some(Ok(ListenEvent::Notification(n))) => println!("{n}"),
+            Some(Ok(ListenEvent::Notification(n))) => {
+                // A reader that went away (`| head -1`) ends the listening, quietly.
+                if writeln!(out, "{n}").and_then(|()| out.flush()).is_err() {
+                    return Ok(Exit::Success);
+                }
+            }
             Some(Ok(ListenEvent::Ended)) | None => {
                 eprintln!("tessera: the server ended the subscription");
                 return Ok(Exit::Success);

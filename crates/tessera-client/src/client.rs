@@ -528,7 +528,6 @@ impl McpClient {
             .map_err(|e| ClientError::Protocol(format!("invalid {what} result: {e}")))
     }
 
-    /// `server/discover`.
     /// Opens a `subscriptions/listen` stream for what `filter` names; the
     /// first event is the server's acknowledgement of what it will send.
     ///
@@ -572,14 +571,16 @@ impl McpClient {
                         open_ended: true,
                     };
                     let end = http.exchange(&body, id, mirrored, Some(&forward)).await;
-                    let _ = tx.send(ended(end.map(|(message, _)| message)));
+                    let _ = tx.send(ended(end));
                 })
             }
             Transport::Stdio(stdio) => {
                 let stdio = Arc::clone(stdio);
                 let (to, mut notifications) = tokio::sync::mpsc::unbounded_channel();
                 stdio.route(id, to);
+                let routed = Routed(Arc::clone(&stdio), id);
                 tokio::spawn(async move {
+                    let _routed = routed;
                     let forward = async {
                         while let Some(n) = notifications.recv().await {
                             let _ = tx.send(Ok(listener::event_of(n)));
@@ -593,15 +594,14 @@ impl McpClient {
                     while let Ok(n) = notifications.try_recv() {
                         let _ = tx.send(Ok(listener::event_of(n)));
                     }
-                    stdio.unroute(id);
-                    let _ = tx.send(ended(end));
+                    let _ = tx.send(ended(end.map(|message| (message, 0))));
                 })
             }
         };
         Ok(Listener { events, task })
     }
 
-    /// An initialize-era server has no `server/discover`: its `initialize`
+    /// `server/discover`. An initialize-era server has none: its `initialize`
     /// result is given in the same shape (its one version, capabilities and instructions).
     pub async fn discover(&self) -> Result<DiscoverResult, ClientError> {
         if let Era::Legacy { initialized } = self.era().await? {
@@ -795,12 +795,22 @@ impl McpClient {
     }
 }
 
-/// How a subscription's response ends it: a result is a graceful end, an error is reported.
-fn ended(response: Result<Value, ClientError>) -> Result<ListenEvent, ClientError> {
-    let message = response?;
+/// Routes a stdio subscription's notifications for as long as it lives.
+struct Routed(Arc<StdioTransport>, i64);
+
+impl Drop for Routed {
+    fn drop(&mut self) {
+        self.0.unroute(self.1);
+    }
+}
+
+/// How a subscription's response (and its HTTP status) ends it: a result is a
+/// graceful end, an error is reported.
+fn ended(response: Result<(Value, u16), ClientError>) -> Result<ListenEvent, ClientError> {
+    let (message, status) = response?;
     match message.get("error") {
         Some(error) => Err(ClientError::Rpc {
-            status: 0,
+            status,
             error: serde_json::from_value(error.clone())
                 .map_err(|e| ClientError::Protocol(format!("malformed error: {e}")))?,
         }),

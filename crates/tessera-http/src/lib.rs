@@ -42,4 +42,4 @@ pub use deadline::{DeadlineBody, DeadlineError};
 pub use endpoint::McpEndpoint;
 pub use options::{EndpointOptions, Legacy};
 #[cfg(feature = "server")]
-pub use serve::{ServeOptions, serve, serve_with, shutdown_signal};
+pub use serve::{ServeOptions, graceful_shutdown, serve, serve_with, shutdown_signal};

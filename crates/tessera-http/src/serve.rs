@@ -256,8 +256,7 @@ where
     }
 }
 
-/// Completes on Ctrl-C or, on Unix, SIGTERM.
-pub use tessera_server::shutdown_signal;
+pub use tessera_server::{graceful_shutdown, shutdown_signal};
 
 #[cfg(test)]
 mod tests {

@@ -18,7 +18,13 @@ use tessera_server::{BoxFuture, Handled, NotificationSink};
 struct Mailbox {
     queue: VecDeque<Value>,
     waker: Option<Waker>,
+    /// Notifications dropped because the client was not reading.
+    dropped: u64,
 }
+
+/// Notifications held for a client that is not reading, at most; later ones
+/// are dropped (and counted in the log) rather than growing without bound.
+const MAILBOX_LIMIT: usize = 4096;
 
 /// What one request was, for the log line written when it finishes.
 pub(crate) struct RequestLog {
@@ -91,6 +97,16 @@ impl Running {
         let sender = Arc::clone(&mailbox);
         let sink = NotificationSink::new(move |n| {
             if let Ok(mut m) = sender.lock() {
+                if m.queue.len() >= MAILBOX_LIMIT {
+                    m.dropped += 1;
+                    if m.dropped.is_power_of_two() {
+                        tracing::warn!(
+                            dropped = m.dropped,
+                            "a client is not reading its event stream: notifications dropped"
+                        );
+                    }
+                    return;
+                }
                 m.queue.push_back(n);
                 if let Some(w) = m.waker.take() {
                     w.wake();

@@ -143,6 +143,7 @@ impl McpServerBuilder {
     /// The bus changes travel on to `subscriptions/listen` streams (default:
     /// [`MemoryBus`](crate::MemoryBus), this process only; behind a load
     /// balancer, a shared one so a listener on one instance hears changes made on another).
+    /// Handlers publish on it through `State<Notifier>`, always available.
     pub fn change_bus(mut self, bus: Arc<dyn crate::ChangeBus>) -> Self {
         self.bus = Some(bus);
         self
@@ -188,7 +189,19 @@ impl McpServerBuilder {
     }
 
     /// Checks the registrations and builds the server.
-    pub fn build(self) -> Result<McpServer, BuildError> {
+    pub fn build(mut self) -> Result<McpServer, BuildError> {
+        // Handlers reach the change bus as `State<Notifier>`, on the bus the server serves from.
+        let bus = self
+            .bus
+            .take()
+            .unwrap_or_else(|| Arc::new(crate::MemoryBus::default()));
+        if !self
+            .app_state
+            .contains(std::any::TypeId::of::<crate::Notifier>())
+        {
+            self.app_state
+                .insert(crate::Notifier::new(Arc::clone(&bus)));
+        }
         let mut tools = IndexMap::new();
         for tool in self.tools {
             let name = tool.tool.name.clone();
@@ -278,9 +291,7 @@ impl McpServerBuilder {
             page_size: self.page_size,
             result_meta,
             app_state: Arc::new(self.app_state),
-            bus: self
-                .bus
-                .unwrap_or_else(|| Arc::new(crate::MemoryBus::default())),
+            bus,
             ending: tokio::sync::watch::Sender::new(false),
         })
     }

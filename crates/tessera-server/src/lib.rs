@@ -85,6 +85,6 @@ pub use resource::{ResourceDef, ResourceTemplateDef, TemplateVariables};
 pub use response::{IntoPromptResult, IntoResourceResult, IntoToolResult, Json};
 pub use server::{CacheHint, McpServer};
 #[cfg(feature = "signal")]
-pub use shutdown::shutdown_signal;
+pub use shutdown::{graceful_shutdown, shutdown_signal};
 pub use tessera_protocol::BoxFuture;
 pub use tool::ToolDef;

@@ -6,7 +6,8 @@ use crate::{BusError, Change, ChangeBus};
 
 /// Publishes changes to every `subscriptions/listen` stream that asked for
 /// them (on every instance sharing the server's bus). Cheap to clone; get one
-/// from [`McpServer::notifier`](crate::McpServer::notifier).
+/// from [`McpServer::notifier`](crate::McpServer::notifier), or in a handler
+/// as `State<Notifier>` (every server has it in its application state).
 #[derive(Clone)]
 pub struct Notifier {
     pub(crate) bus: Arc<dyn ChangeBus>,

@@ -23,3 +23,11 @@ pub async fn shutdown_signal() {
         () = term => tracing::info!("terminated; stopping"),
     }
 }
+
+/// Completes on Ctrl-C or SIGTERM, having ended `server`'s open
+/// subscriptions (each gets its result and its stream closes), so that a
+/// graceful shutdown does not wait on them: pass it to `serve`.
+pub async fn graceful_shutdown(server: std::sync::Arc<crate::McpServer>) {
+    shutdown_signal().await;
+    server.end_subscriptions();
+}

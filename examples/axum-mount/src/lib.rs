@@ -26,14 +26,14 @@ pub const APP_ORIGIN: &str = "https://app.example.com";
 
 /// The application: `/healthz`, and the MCP endpoint nested at `/api/mcp`,
 /// under tracing, a `request_timeout`, a body limit and tower-http's CORS.
-pub fn app(server: McpServer, request_timeout: Duration) -> Router {
+pub fn app(server: Arc<McpServer>, request_timeout: Duration) -> Router {
     // The router chose the path, so the endpoint serves whatever path it is handed;
     // tower-http answers CORS, so the endpoint's own CORS is off (its Origin check stays).
     let options = EndpointOptions::default()
         .any_path()
         .cors(false)
         .allow_origin(APP_ORIGIN);
-    let endpoint = McpEndpoint::new(Arc::new(server), options);
+    let endpoint = McpEndpoint::new(server, options);
     let cors = CorsLayer::new()
         .allow_origin(HeaderValue::from_static(APP_ORIGIN))
         .allow_methods([Method::POST])

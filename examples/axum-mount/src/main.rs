@@ -17,6 +17,7 @@ fn run() -> Result<(), String> {
     let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
     runtime.block_on(async {
         let (config, server) = counter::boot::configured_server().await?;
+        let server = std::sync::Arc::new(server);
         let listener = tokio::net::TcpListener::bind(&config.addr)
             .await
             .map_err(|e| format!("cannot listen on {}: {e}", config.addr))?;
@@ -24,8 +25,8 @@ fn run() -> Result<(), String> {
         eprintln!("axum-mount: serving MCP at http://{local}/api/mcp");
         tessera::http::serve(
             listener,
-            axum_mount::app(server, axum_mount::REQUEST_TIMEOUT),
-            tessera::http::shutdown_signal(),
+            axum_mount::app(std::sync::Arc::clone(&server), axum_mount::REQUEST_TIMEOUT),
+            tessera::http::graceful_shutdown(server),
         )
         .await
         .map_err(|e| e.to_string())

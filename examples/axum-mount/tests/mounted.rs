@@ -25,7 +25,7 @@ async fn serve(server: McpServer, timeout: Duration) -> String {
     let addr = listener.local_addr().unwrap();
     tokio::spawn(tessera::http::serve(
         listener,
-        axum_mount::app(server, timeout),
+        axum_mount::app(std::sync::Arc::new(server), timeout),
         std::future::pending(),
     ));
     format!("http://{addr}")

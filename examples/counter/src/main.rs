@@ -48,12 +48,7 @@ fn run() -> Result<(), String> {
             .map_err(|e| format!("cannot listen on {}: {e}", config.addr))?;
         let local = listener.local_addr().map_err(|e| e.to_string())?;
         tracing::info!(%local, legacy = ?config.legacy, "serving MCP at http://{local}/mcp");
-        let shutdown = async move {
-            tessera::http::shutdown_signal().await;
-            // Open subscriptions end with their result, so connections can close.
-            server.end_subscriptions();
-        };
-        tessera::http::serve(listener, endpoint, shutdown)
+        tessera::http::serve(listener, endpoint, tessera::http::graceful_shutdown(server))
             .await
             .map_err(|e| e.to_string())
     })

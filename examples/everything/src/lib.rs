@@ -15,20 +15,15 @@ pub mod prompts;
 pub mod resources;
 pub mod tools;
 
-use std::sync::Arc;
-
 use tessera::state::RequestStateCodec;
-use tessera::{BuildError, ChangeBus, McpServer, MemoryBus, Notifier};
+use tessera::{BuildError, McpServer};
 
 /// The name the server reports in `serverInfo`.
 pub const SERVER_NAME: &str = "tessera-everything";
 
 /// The whole fixture, sealing tickets with `codec`.
 pub fn everything_server(codec: RequestStateCodec) -> Result<McpServer, BuildError> {
-    let bus: Arc<dyn ChangeBus> = Arc::new(MemoryBus::default());
     let mut builder = McpServer::builder(SERVER_NAME, env!("CARGO_PKG_VERSION"))
-        .with_state(Notifier::new(Arc::clone(&bus)))
-        .change_bus(bus)
         .instructions(
             "Conformance fixture: every tool, prompt and resource the MCP conformance suite calls.",
         )

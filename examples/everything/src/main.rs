@@ -59,7 +59,8 @@ fn run() -> Result<(), String> {
     let ring = KeyRing::new("k1", key).map_err(|e| e.to_string())?;
     let server =
         everything::everything_server(RequestStateCodec::new(ring)).map_err(|e| e.to_string())?;
-    let endpoint = McpEndpoint::new(Arc::new(server), EndpointOptions::default());
+    let server = Arc::new(server);
+    let endpoint = McpEndpoint::new(Arc::clone(&server), EndpointOptions::default());
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -73,7 +74,7 @@ fn run() -> Result<(), String> {
         writeln!(stdout, "listening on http://{local}/mcp")
             .and_then(|()| stdout.flush())
             .map_err(|e| format!("cannot write to stdout: {e}"))?;
-        tessera::http::serve(listener, endpoint, tessera::http::shutdown_signal())
+        tessera::http::serve(listener, endpoint, tessera::http::graceful_shutdown(server))
             .await
             .map_err(|e| e.to_string())
     })

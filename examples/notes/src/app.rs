@@ -6,27 +6,23 @@ use tessera::{ChangeBus, Context, McpServer, NotFound, Notifier, State, state::R
 
 use crate::store::{Note, NoteStore, new_id};
 
-/// What the handlers share: the store, and where changes are announced.
+/// What the handlers share: where notes live.
 #[derive(Clone)]
 pub struct Notes {
     /// Where notes live.
     pub store: Arc<dyn NoteStore>,
-    /// Tells listeners what changed.
-    pub notifier: Notifier,
 }
 
-impl Notes {
-    /// Announces a change to the list and to one note; a bus that cannot
-    /// publish is logged, not a failure of the change (the store has it).
-    async fn changed(&self, id: &str) {
-        for result in [
-            self.notifier.resource_updated(LIST_URI).await,
-            self.notifier.resource_updated(note_uri(id)).await,
-            self.notifier.resources_list_changed().await,
-        ] {
-            if let Err(e) = result {
-                tracing::warn!(error = %e, "a change could not be announced");
-            }
+/// Announces a change to the list and to one note; a bus that cannot
+/// publish is logged, not a failure of the change (the store has it).
+async fn changed(notifier: &Notifier, id: &str) {
+    for result in [
+        notifier.resource_updated(LIST_URI).await,
+        notifier.resource_updated(note_uri(id)).await,
+        notifier.resources_list_changed().await,
+    ] {
+        if let Err(e) = result {
+            tracing::warn!(error = %e, "a change could not be announced");
         }
     }
 }
@@ -60,6 +56,7 @@ struct Confirmation {
 async fn add_note(
     ctx: Context,
     State(notes): State<Notes>,
+    State(notifier): State<Notifier>,
     /// The note's title
     title: String,
 ) -> tessera::Result<String> {
@@ -77,7 +74,7 @@ async fn add_note(
             body,
         })
         .await?;
-    notes.changed(&id).await;
+    changed(&notifier, &id).await;
     Ok(format!("Added note {id}: {title}"))
 }
 
@@ -86,6 +83,7 @@ async fn add_note(
 async fn delete_note(
     ctx: Context,
     State(notes): State<Notes>,
+    State(notifier): State<Notifier>,
     /// The note's id
     id: String,
 ) -> tessera::Result<String> {
@@ -99,7 +97,7 @@ async fn delete_note(
     if !notes.store.delete(&id).await? {
         return Ok(format!("There is no note {id}."));
     }
-    notes.changed(&id).await;
+    changed(&notifier, &id).await;
     Ok(format!("Deleted note {id}: {}", note.title))
 }
 
@@ -134,10 +132,7 @@ pub fn notes_server(
     codec: RequestStateCodec,
     ledger: Option<Arc<dyn tessera::state::TicketLedger>>,
 ) -> Result<McpServer, tessera::BuildError> {
-    let notes = Notes {
-        store,
-        notifier: Notifier::new(Arc::clone(&bus)),
-    };
+    let notes = Notes { store };
     let mut builder = McpServer::builder("notes", env!("CARGO_PKG_VERSION"))
         .instructions("Notes: add-note and delete-note ask before they change anything; read notes://list and notes://note/{id}, and listen for changes.")
         .request_state(codec)

@@ -66,11 +66,7 @@ fn run() -> Result<(), String> {
         let local = listener.local_addr().map_err(|e| e.to_string())?;
         tracing::info!(%local, "serving MCP at http://{local}/mcp");
         let endpoint = McpEndpoint::new(Arc::clone(&server), EndpointOptions::default());
-        let shutdown = async move {
-            tessera::http::shutdown_signal().await;
-            server.end_subscriptions();
-        };
-        tessera::http::serve(listener, endpoint, shutdown)
+        tessera::http::serve(listener, endpoint, tessera::http::graceful_shutdown(server))
             .await
             .map_err(|e| e.to_string())
     })

@@ -16,7 +16,7 @@ const NOTES: &str = "tessera:notes:notes";
 const ORDER: &str = "tessera:notes:order";
 
 fn failed(e: impl std::fmt::Display) -> StoreError {
-    StoreError(format!("Redis: {e}"))
+    StoreError::logged(format!("Redis: {e}"))
 }
 
 impl RedisStore {

@@ -15,7 +15,7 @@ pub struct SqliteStore {
 }
 
 fn failed(e: impl std::fmt::Display) -> StoreError {
-    StoreError(e.to_string())
+    StoreError::logged(format!("SQLite: {e}"))
 }
 
 impl SqliteStore {

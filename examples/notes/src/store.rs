@@ -25,13 +25,22 @@ pub struct NoteSummary {
     pub title: String,
 }
 
-/// The store failed (disk, database or network).
+/// The store failed (disk, database or network). What failed is logged
+/// where it happens; clients are told only that the store is unavailable.
 #[derive(Debug)]
 pub struct StoreError(pub String);
 
+impl StoreError {
+    /// A failure described by `detail`, logged now.
+    pub fn logged(detail: String) -> Self {
+        tracing::error!(%detail, "notes store");
+        Self(detail)
+    }
+}
+
 impl std::fmt::Display for StoreError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "the notes store failed: {}", self.0)
+        f.write_str("the notes store is unavailable; try again later")
     }
 }
 
@@ -52,6 +61,6 @@ pub trait NoteStore: Send + Sync {
 /// A fresh note id: 16 random hex digits.
 pub fn new_id() -> Result<String, StoreError> {
     let mut bytes = [0u8; 8];
-    getrandom::fill(&mut bytes).map_err(|e| StoreError(format!("no randomness: {e}")))?;
+    getrandom::fill(&mut bytes).map_err(|e| StoreError::logged(format!("no randomness: {e}")))?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }

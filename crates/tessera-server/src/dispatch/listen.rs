@@ -4,7 +4,7 @@
 
 use std::future::Future;
 use std::pin::pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::task::Poll;
 
 use serde_json::{Value, json};
@@ -46,25 +46,45 @@ impl McpServer {
             });
         };
         let agreed = self.agreed(asked);
+        let acknowledged = json!(agreed);
         let id = incoming.id;
-        // First on the stream, before any change: what this server will send.
-        sink.send(json!({
-            "jsonrpc": "2.0",
-            "method": "notifications/subscriptions/acknowledged",
-            "params": {"_meta": {SUBSCRIPTION_ID_KEY: id}, "notifications": agreed},
-        }));
+        // Registered before the acknowledgement goes out, so no change made in
+        // between is missed; held back until it has, so none comes before it.
+        let gate = Arc::new(Mutex::new(Gate::Held(Vec::new())));
         let lost = Arc::new(tokio::sync::Notify::new());
         let listener = {
-            let (id, lost) = (id.clone(), Arc::clone(&lost));
+            let (id, lost, gate, sink) = (
+                id.clone(),
+                Arc::clone(&lost),
+                Arc::clone(&gate),
+                sink.clone(),
+            );
             Arc::new(move |event: BusEvent<'_>| match event {
                 BusEvent::Change(change) if change.wanted_by(&agreed) => {
-                    sink.send(change.notification(&id));
+                    let notification = change.notification(&id);
+                    match &mut *lock(&gate) {
+                        Gate::Held(queue) => queue.push(notification),
+                        Gate::Open => sink.send(notification),
+                    }
                 }
                 BusEvent::Change(_) => {}
                 BusEvent::Lost => lost.notify_one(),
             })
         };
         let subscription = self.bus.subscribe(listener);
+        {
+            let mut gate = lock(&gate);
+            sink.send(json!({
+                "jsonrpc": "2.0",
+                "method": "notifications/subscriptions/acknowledged",
+                "params": {"_meta": {SUBSCRIPTION_ID_KEY: id}, "notifications": acknowledged},
+            }));
+            if let Gate::Held(queue) = std::mem::replace(&mut *gate, Gate::Open) {
+                for notification in queue {
+                    sink.send(notification);
+                }
+            }
+        }
         let mut ending = self.ending.subscribe();
         first_of(ending.wait_for(|ended| *ended), lost.notified()).await;
         drop(subscription);
@@ -96,6 +116,19 @@ impl McpServer {
                 .filter(|uris| resources && !uris.is_empty()),
         }
     }
+}
+
+/// Notifications of a subscription before and after its acknowledgement.
+enum Gate {
+    /// Not acknowledged yet: changes wait here.
+    Held(Vec<Value>),
+    /// Acknowledged: changes go straight out.
+    Open,
+}
+
+fn lock(gate: &Mutex<Gate>) -> std::sync::MutexGuard<'_, Gate> {
+    gate.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Completes when either future does (no runtime needed).
