@@ -65,6 +65,7 @@ pub struct McpClientBuilder {
     timeout: Duration,
     extra_meta: JsonObject,
     mode: ConnectMode,
+    oauth: Option<crate::OAuthConfig>,
 }
 
 impl McpClientBuilder {
@@ -119,6 +120,13 @@ impl McpClientBuilder {
         self
     }
 
+    /// Signs in with OAuth when the server (HTTP) answers 401 or 403
+    /// `insufficient_scope`, then retries the request.
+    pub fn oauth(mut self, config: crate::OAuthConfig) -> Self {
+        self.oauth = Some(config);
+        self
+    }
+
     /// Which protocol era to speak to a stdio server (default [`ConnectMode::Auto`]).
     pub fn connect_mode(mut self, mode: ConnectMode) -> Self {
         self.mode = mode;
@@ -137,8 +145,10 @@ impl McpClientBuilder {
             timeout,
             extra_meta,
             mode,
+            oauth,
         } = self;
         let push_failure = Arc::new(Mutex::new(None));
+        let mut session = None;
         let transport = match target {
             Target::Url(url) => {
                 let url = reqwest::Url::parse(&url)
@@ -148,6 +158,12 @@ impl McpClientBuilder {
                     .tcp_nodelay(true)
                     .build()
                     .map_err(|e| ClientError::Config(e.to_string()))?;
+                if let Some(config) = oauth {
+                    session = Some(tokio::sync::Mutex::new(crate::oauth::OAuthSession::new(
+                        config,
+                        url.clone(),
+                    )?));
+                }
                 Transport::Http(HttpTransport { http, url, bearer })
             }
             Target::Process { .. } if bearer.is_some() => {
@@ -185,6 +201,7 @@ impl McpClientBuilder {
             tool_schemas: Mutex::new(HashMap::new()),
             server_name: Mutex::new(None),
             push_failure,
+            oauth: session,
         })
     }
 }
@@ -207,6 +224,8 @@ pub struct McpClient {
     server_name: Mutex<Option<String>>,
     /// Why answering a pushed question failed, to report instead of the server's error that followed.
     push_failure: Arc<Mutex<Option<ClientError>>>,
+    /// Signing in to an HTTP server that asks for it.
+    oauth: Option<tokio::sync::Mutex<crate::oauth::OAuthSession>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -245,6 +264,7 @@ impl McpClient {
             timeout: Duration::from_secs(120),
             extra_meta: JsonObject::new(),
             mode: ConnectMode::Auto,
+            oauth: None,
         }
     }
 
@@ -451,19 +471,59 @@ impl McpClient {
                 {
                     mirrored = param_headers(&schema, arguments);
                 }
-                let mirrored = Mirrored {
-                    version: &version,
-                    method,
-                    name,
-                    params: mirrored,
-                    open_ended: false,
-                };
-                http.exchange(&body, id, mirrored, self.on_notification.as_ref())
-                    .await?
+                self.exchange_signed_in(
+                    http,
+                    &body,
+                    id,
+                    Mirrored {
+                        version: &version,
+                        method,
+                        name,
+                        params: mirrored,
+                        open_ended: false,
+                        token: None,
+                    },
+                )
+                .await?
             }
             Transport::Stdio(stdio) => (stdio.exchange(&body, id, Some(self.timeout)).await?, 0),
         };
         self.settle(message, status)
+    }
+
+    /// One HTTP exchange, signing in (and retrying) when the server challenges
+    /// and OAuth is configured: at most three tries.
+    async fn exchange_signed_in(
+        &self,
+        http: &HttpTransport,
+        body: &Value,
+        id: i64,
+        mirrored: Mirrored<'_>,
+    ) -> Result<(Value, u16), ClientError> {
+        let Some(oauth) = &self.oauth else {
+            return http
+                .exchange(body, id, mirrored, self.on_notification.as_ref())
+                .await;
+        };
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            let token = oauth.lock().await.token().map(str::to_owned);
+            let attempt = Mirrored {
+                token: token.as_deref(),
+                params: mirrored.params.clone(),
+                ..mirrored
+            };
+            match http
+                .exchange(body, id, attempt, self.on_notification.as_ref())
+                .await
+            {
+                Err(ClientError::Unauthorized { status, challenge }) if tries < 3 => {
+                    oauth.lock().await.answer(status, &challenge).await?;
+                }
+                other => return other,
+            }
+        }
     }
 
     /// An initialize-era request: no 2026-07-28 envelope, only the caller's `_meta` keys.
@@ -569,6 +629,7 @@ impl McpClient {
                         name: None,
                         params: Vec::new(),
                         open_ended: true,
+                        token: None,
                     };
                     let end = http.exchange(&body, id, mirrored, Some(&forward)).await;
                     let _ = tx.send(ended(end));

@@ -41,6 +41,17 @@ pub enum ClientError {
     /// The server kept asking past the round limit.
     #[error("the server still asked for input after {0} rounds")]
     TooManyRounds(usize),
+    /// Signing in failed or was refused (OAuth).
+    #[error("authorization: {0}")]
+    Auth(String),
+    /// The server demands authorization and this client has no way to sign in.
+    #[error("the server requires authorization (HTTP {status}): {challenge}")]
+    Unauthorized {
+        /// 401 or 403.
+        status: u16,
+        /// The `WWW-Authenticate` header.
+        challenge: String,
+    },
     /// The client was configured wrongly.
     #[error("configuration error: {0}")]
     Config(String),

@@ -23,6 +23,8 @@ pub(crate) struct Mirrored<'a> {
     pub(crate) params: Vec<(String, String)>,
     /// A stream that lasts as long as the server keeps it (`subscriptions/listen`): no total time limit.
     pub(crate) open_ended: bool,
+    /// An OAuth access token, sent instead of the configured bearer token.
+    pub(crate) token: Option<&'a str>,
 }
 
 /// The time limit of an open-ended stream: none to speak of.
@@ -50,7 +52,7 @@ impl HttpTransport {
         for (header, value) in mirrored.params {
             request = request.header(header, value);
         }
-        if let Some(token) = &self.bearer {
+        if let Some(token) = mirrored.token.or(self.bearer.as_deref()) {
             request = request.bearer_auth(token);
         }
         if mirrored.open_ended {
@@ -61,6 +63,20 @@ impl HttpTransport {
             .send()
             .await
             .map_err(ClientError::Transport)?;
+        // A challenge: the caller may sign in and retry.
+        let status = response.status().as_u16();
+        if let (401 | 403, Some(challenge)) = (
+            status,
+            response
+                .headers()
+                .get("www-authenticate")
+                .and_then(|v| v.to_str().ok()),
+        ) {
+            return Err(ClientError::Unauthorized {
+                status,
+                challenge: challenge.to_owned(),
+            });
+        }
         read_response(response, id, on_notification).await
     }
 }

@@ -6,7 +6,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
-use tessera_client::{BoxFuture, ClientError, Elicitor, InputKinds, McpClient};
+use tessera_client::{
+    BoxFuture, ClientError, Elicitor, HeadlessAuthorizer, InputKinds, McpClient, OAuthConfig,
+    PreRegistered,
+};
 use tessera_protocol::{ElicitFormParams, ElicitResult, ElicitUrlParams, PrimitiveSchema};
 
 /// Accepts every form with plausible values: defaults first, else one per type.
@@ -114,12 +117,33 @@ async fn call_every_tool(client: &McpClient, with_arguments: bool) -> Result<(),
     Ok(())
 }
 
+/// How the `auth/*` scenarios sign in: headless (their authorization servers
+/// redirect at once), with the suite's Client ID Metadata Document URL, and
+/// pre-registered credentials when the scenario's context carries them.
+fn oauth(context: &Value) -> Result<OAuthConfig, ClientError> {
+    let field = |k: &str| context.get(k).and_then(Value::as_str).map(str::to_owned);
+    Ok(OAuthConfig {
+        redirect_uri: "http://localhost:3000/callback".into(),
+        client_name: "tessera-conformance-client".into(),
+        client_metadata_url: Some("https://conformance-test.local/client-metadata.json".into()),
+        pre_registered: field("client_id").map(|client_id| PreRegistered {
+            client_id,
+            client_secret: field("client_secret"),
+            issuer: field("issuer"),
+        }),
+        authorizer: Arc::new(HeadlessAuthorizer::new()?),
+    })
+}
+
 async fn run(scenario: &str, url: &str, context: &Value) -> Result<(), ClientError> {
-    let client = McpClient::builder(url)
+    let mut builder = McpClient::builder(url)
         .client_info("tessera-conformance-client", env!("CARGO_PKG_VERSION"))
         .elicitor(Arc::new(AutoAccept))
-        .timeout(Duration::from_secs(10))
-        .build()?;
+        .timeout(Duration::from_secs(10));
+    if scenario.starts_with("auth/") {
+        builder = builder.oauth(oauth(context)?);
+    }
+    let client = builder.build()?;
     match scenario {
         "json-schema-ref-no-deref" => {
             client.discover().await?;

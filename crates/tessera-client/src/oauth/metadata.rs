@@ -1,0 +1,208 @@
+//! Finding who protects a server: its Protected Resource Metadata (RFC 9728)
+//! and its authorization server's metadata (RFC 8414, OpenID Discovery), in
+//! the order the 2026-07-28 authorization spec gives.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::ClientError;
+
+/// RFC 9728 Protected Resource Metadata (the fields a client uses).
+#[derive(Debug, Clone, Deserialize)]
+pub(crate) struct ProtectedResource {
+    /// The resource identifier; sent byte for byte as `resource`.
+    pub(crate) resource: String,
+    /// Authorization servers, issuer identifiers.
+    #[serde(default)]
+    pub(crate) authorization_servers: Vec<String>,
+    /// Scopes the resource knows.
+    #[serde(default)]
+    pub(crate) scopes_supported: Option<Vec<String>>,
+}
+
+/// RFC 8414 authorization server metadata (the fields a client uses).
+#[derive(Debug, Clone, Deserialize)]
+pub(crate) struct AuthorizationServer {
+    pub(crate) issuer: String,
+    pub(crate) authorization_endpoint: String,
+    pub(crate) token_endpoint: String,
+    #[serde(default)]
+    pub(crate) registration_endpoint: Option<String>,
+    #[serde(default)]
+    pub(crate) scopes_supported: Option<Vec<String>>,
+    #[serde(default)]
+    pub(crate) token_endpoint_auth_methods_supported: Option<Vec<String>>,
+    #[serde(default)]
+    pub(crate) code_challenge_methods_supported: Option<Vec<String>>,
+    #[serde(default)]
+    pub(crate) client_id_metadata_document_supported: bool,
+    #[serde(default)]
+    pub(crate) authorization_response_iss_parameter_supported: bool,
+}
+
+fn auth_error(message: impl Into<String>) -> ClientError {
+    ClientError::Auth(message.into())
+}
+
+/// GETs `url` as JSON; `Ok(None)` on a 4xx (not there), an error otherwise.
+async fn get_json(http: &reqwest::Client, url: &str) -> Result<Option<Value>, ClientError> {
+    let response = http
+        .get(url)
+        .header("Accept", "application/json")
+        .header(
+            "MCP-Protocol-Version",
+            tessera_protocol::LATEST_PROTOCOL_VERSION,
+        )
+        .send()
+        .await
+        .map_err(ClientError::Transport)?;
+    if response.status().is_client_error() {
+        return Ok(None);
+    }
+    if !response.status().is_success() {
+        return Err(auth_error(format!(
+            "{url} answered HTTP {}",
+            response.status()
+        )));
+    }
+    response
+        .json()
+        .await
+        .map(Some)
+        .map_err(|e| auth_error(format!("{url} is not JSON metadata: {e}")))
+}
+
+/// The server's Protected Resource Metadata: at `hinted` (the challenge's
+/// `resource_metadata`) when given, else at the path-suffixed well-known URI,
+/// then the root one. The `resource` must name this server: the same origin,
+/// a path that is a prefix of the server's (else it is refused, never used).
+pub(crate) async fn protected_resource(
+    http: &reqwest::Client,
+    server: &reqwest::Url,
+    hinted: Option<&str>,
+) -> Result<ProtectedResource, ClientError> {
+    let origin = server.origin().ascii_serialization();
+    let candidates: Vec<String> = match hinted {
+        Some(url) => vec![url.to_owned()],
+        None => {
+            let path = server.path().trim_end_matches('/');
+            let mut c = Vec::new();
+            if !path.is_empty() {
+                c.push(format!(
+                    "{origin}/.well-known/oauth-protected-resource{path}"
+                ));
+            }
+            c.push(format!("{origin}/.well-known/oauth-protected-resource"));
+            c
+        }
+    };
+    for url in &candidates {
+        let Some(doc) = get_json(http, url).await? else {
+            continue;
+        };
+        let prm: ProtectedResource = serde_json::from_value(doc)
+            .map_err(|e| auth_error(format!("{url}: invalid protected resource metadata: {e}")))?;
+        check_resource(&prm.resource, server)?;
+        if prm.authorization_servers.is_empty() {
+            return Err(auth_error(format!("{url} names no authorization server")));
+        }
+        return Ok(prm);
+    }
+    Err(auth_error(format!(
+        "the server asks for authorization but publishes no protected resource metadata (tried {})",
+        candidates.join(", ")
+    )))
+}
+
+/// Refuses metadata for another resource (RFC 9728 §3.3): a token obtained
+/// for it must never be sent here, nor this server's token there.
+fn check_resource(resource: &str, server: &reqwest::Url) -> Result<(), ClientError> {
+    let refused = || {
+        auth_error(format!(
+            "the protected resource metadata is for {resource:?}, not this server ({server}); refusing to authorize"
+        ))
+    };
+    let parsed = reqwest::Url::parse(resource).map_err(|_| refused())?;
+    if parsed.origin() != server.origin() {
+        return Err(refused());
+    }
+    let prefix = parsed.path().trim_end_matches('/');
+    let path = server.path();
+    if !(path == prefix || path.starts_with(&format!("{prefix}/")) || prefix.is_empty()) {
+        return Err(refused());
+    }
+    Ok(())
+}
+
+/// The metadata of the authorization server `issuer`, from the well-known
+/// URIs in the spec's order (RFC 8414 then OpenID, path-inserted for an issuer
+/// with a path). A document whose `issuer` is not exactly `issuer` is skipped.
+pub(crate) async fn authorization_server(
+    http: &reqwest::Client,
+    issuer: &str,
+) -> Result<AuthorizationServer, ClientError> {
+    let parsed = reqwest::Url::parse(issuer)
+        .map_err(|e| auth_error(format!("authorization server {issuer:?} is not a URL: {e}")))?;
+    let origin = parsed.origin().ascii_serialization();
+    let path = parsed.path().trim_end_matches('/');
+    let candidates = if path.is_empty() {
+        vec![
+            format!("{origin}/.well-known/oauth-authorization-server"),
+            format!("{origin}/.well-known/openid-configuration"),
+        ]
+    } else {
+        vec![
+            format!("{origin}/.well-known/oauth-authorization-server{path}"),
+            format!("{origin}/.well-known/openid-configuration{path}"),
+            format!("{origin}{path}/.well-known/openid-configuration"),
+        ]
+    };
+    let mut mismatched = None;
+    for url in &candidates {
+        let Some(doc) = get_json(http, url).await? else {
+            continue;
+        };
+        let meta: AuthorizationServer = serde_json::from_value(doc).map_err(|e| {
+            auth_error(format!("{url}: invalid authorization server metadata: {e}"))
+        })?;
+        // RFC 8414 §3.3: the issuer must be exactly the one asked for, or the document is not trusted.
+        if meta.issuer != issuer {
+            mismatched = Some(meta.issuer);
+            continue;
+        }
+        if let Some(methods) = &meta.code_challenge_methods_supported
+            && !methods.iter().any(|m| m == "S256")
+        {
+            return Err(auth_error(format!(
+                "authorization server {issuer} does not support PKCE S256"
+            )));
+        }
+        return Ok(meta);
+    }
+    Err(auth_error(match mismatched {
+        Some(other) => format!(
+            "the metadata found for authorization server {issuer} names issuer {other:?}; refusing it"
+        ),
+        None => format!(
+            "authorization server {issuer} publishes no metadata (tried {})",
+            candidates.join(", ")
+        ),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_resource_must_name_this_server() {
+        let server = reqwest::Url::parse("http://localhost:3000/mcp").unwrap();
+        assert!(check_resource("http://localhost:3000/mcp", &server).is_ok());
+        assert!(check_resource("http://localhost:3000", &server).is_ok());
+        assert!(check_resource("http://localhost:3000/", &server).is_ok());
+        assert!(check_resource("https://evil.example.com/mcp", &server).is_err());
+        assert!(check_resource("http://localhost:3001/mcp", &server).is_err());
+        assert!(check_resource("http://localhost:3000/other", &server).is_err());
+        assert!(check_resource("http://localhost:3000/mc", &server).is_err());
+    }
+}

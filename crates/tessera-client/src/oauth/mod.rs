@@ -1,0 +1,102 @@
+//! Signing in to a protected MCP server (2026-07-28 `basic/authorization`):
+//! Protected Resource Metadata from the 401, authorization-server discovery,
+//! client registration (pre-registered, Client ID Metadata Document, or
+//! dynamic), PKCE S256, `resource` on both requests, the scope strategy,
+//! RFC 9207 `iss` checks, refresh, and step-up on `insufficient_scope`.
+
+mod challenge;
+mod metadata;
+mod pkce;
+mod session;
+
+use std::sync::Arc;
+
+pub use challenge::BearerChallenge;
+pub(crate) use session::OAuthSession;
+use tessera_protocol::BoxFuture;
+
+use crate::ClientError;
+
+/// Credentials registered with an authorization server beforehand.
+#[derive(Debug, Clone)]
+pub struct PreRegistered {
+    /// The client id.
+    pub client_id: String,
+    /// The client secret, for confidential clients.
+    pub client_secret: Option<String>,
+    /// The issuer they were registered with; `None` uses them with any.
+    pub issuer: Option<String>,
+}
+
+/// Takes the user through the authorization URL and returns the URL the
+/// authorization server redirected back to (with `code`, `state`, `iss`).
+pub trait Authorizer: Send + Sync {
+    /// Sends the user to `authorization_url`; resolves to the redirect's full URL.
+    fn authorize<'a>(
+        &'a self,
+        authorization_url: &'a str,
+        redirect_uri: &'a str,
+    ) -> BoxFuture<'a, Result<String, ClientError>>;
+}
+
+/// Follows the authorization URL without a person: for authorization servers
+/// that redirect at once (tests, pre-approved clients). The redirect is read
+/// from `Location`, never followed.
+pub struct HeadlessAuthorizer {
+    http: reqwest::Client,
+}
+
+impl HeadlessAuthorizer {
+    /// A headless authorizer.
+    pub fn new() -> Result<Self, ClientError> {
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| ClientError::Config(e.to_string()))?;
+        Ok(Self { http })
+    }
+}
+
+impl Authorizer for HeadlessAuthorizer {
+    fn authorize<'a>(
+        &'a self,
+        authorization_url: &'a str,
+        _redirect_uri: &'a str,
+    ) -> BoxFuture<'a, Result<String, ClientError>> {
+        Box::pin(async move {
+            let response = self
+                .http
+                .get(authorization_url)
+                .send()
+                .await
+                .map_err(ClientError::Transport)?;
+            response
+                .headers()
+                .get("location")
+                .and_then(|l| l.to_str().ok())
+                .map(str::to_owned)
+                .ok_or_else(|| {
+                    ClientError::Auth(format!(
+                        "the authorization endpoint answered HTTP {} without redirecting back",
+                        response.status()
+                    ))
+                })
+        })
+    }
+}
+
+/// How a client signs in when a server challenges it.
+#[derive(Clone)]
+pub struct OAuthConfig {
+    /// Where the authorization server sends the user back.
+    pub redirect_uri: String,
+    /// The client's name in dynamic registration.
+    pub client_name: String,
+    /// The client's Client ID Metadata Document URL, used as its `client_id`
+    /// where the authorization server supports that.
+    pub client_metadata_url: Option<String>,
+    /// Credentials registered beforehand, tried first.
+    pub pre_registered: Option<PreRegistered>,
+    /// Who takes the user through authorization.
+    pub authorizer: Arc<dyn Authorizer>,
+}

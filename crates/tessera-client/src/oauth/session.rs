@@ -1,0 +1,446 @@
+//! One client's authorization state with one protected server, and the flows
+//! that change it.
+
+use std::collections::BTreeSet;
+
+use base64::Engine as _;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::metadata::{self, AuthorizationServer, ProtectedResource};
+use super::pkce::{Pkce, random_token};
+use super::{BearerChallenge, OAuthConfig};
+use crate::ClientError;
+
+/// How the client authenticates at the token endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TokenAuth {
+    Basic,
+    Post,
+    None,
+}
+
+/// A client identity at one authorization server.
+#[derive(Debug, Clone)]
+struct Registration {
+    issuer: String,
+    client_id: String,
+    client_secret: Option<String>,
+    auth: TokenAuth,
+}
+
+/// Authorizations of a session at most (initial plus step-ups and re-authorizations).
+const MAX_AUTHORIZATIONS: usize = 3;
+
+/// What one client knows about signing in to one server.
+pub(crate) struct OAuthSession {
+    config: OAuthConfig,
+    http: reqwest::Client,
+    server: reqwest::Url,
+    resource: Option<ProtectedResource>,
+    issuer: Option<AuthorizationServer>,
+    registration: Option<Registration>,
+    access_token: Option<String>,
+    refresh_token: Option<String>,
+    /// Every scope requested so far (step-up asks for their union with the new ones).
+    requested: BTreeSet<String>,
+    authorizations: usize,
+}
+
+fn auth_error(message: impl Into<String>) -> ClientError {
+    ClientError::Auth(message.into())
+}
+
+#[derive(Deserialize)]
+struct TokenResponse {
+    access_token: String,
+    #[serde(default)]
+    refresh_token: Option<String>,
+}
+
+impl OAuthSession {
+    pub(crate) fn new(config: OAuthConfig, server: reqwest::Url) -> Result<Self, ClientError> {
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(std::time::Duration::from_secs(30))
+            .build()
+            .map_err(|e| ClientError::Config(e.to_string()))?;
+        Ok(Self {
+            config,
+            http,
+            server,
+            resource: None,
+            issuer: None,
+            registration: None,
+            access_token: None,
+            refresh_token: None,
+            requested: BTreeSet::new(),
+            authorizations: 0,
+        })
+    }
+
+    /// The bearer token to send, if signed in.
+    pub(crate) fn token(&self) -> Option<&str> {
+        self.access_token.as_deref()
+    }
+
+    /// Answers a challenge (`401`, or `403` with `insufficient_scope`): signs
+    /// in, refreshes, or steps up, so the request can be retried; an error when
+    /// retrying cannot help.
+    pub(crate) async fn answer(&mut self, status: u16, header: &str) -> Result<(), ClientError> {
+        let challenge = BearerChallenge::parse(header).unwrap_or_default();
+        if status == 403 {
+            if challenge.error.as_deref() != Some("insufficient_scope") {
+                return Err(auth_error(format!(
+                    "the server refused the request (403): {header}"
+                )));
+            }
+            let wanted = challenge.scopes();
+            if wanted.iter().all(|s| self.requested.contains(s)) {
+                return Err(auth_error(format!(
+                    "the server still wants scope {:?} after it was granted; giving up",
+                    challenge.scope.unwrap_or_default()
+                )));
+            }
+            // Step-up: everything asked so far, and what this request needs.
+            let scopes: BTreeSet<String> = self.requested.iter().cloned().chain(wanted).collect();
+            return self.authorize(scopes).await;
+        }
+        // 401. With a refresh token, try it once before anything else.
+        if self.access_token.take().is_some()
+            && let Some(refresh) = self.refresh_token.take()
+            && self.refresh(&refresh).await.is_ok()
+        {
+            return Ok(());
+        }
+        // The metadata is read again: the server may have moved to another authorization server.
+        let resource = metadata::protected_resource(
+            &self.http,
+            &self.server,
+            challenge.resource_metadata.as_deref(),
+        )
+        .await?;
+        let issuer = resource.authorization_servers[0].clone();
+        if self.issuer.as_ref().is_none_or(|i| i.issuer != issuer) {
+            self.issuer = Some(metadata::authorization_server(&self.http, &issuer).await?);
+            // Credentials of another authorization server are never presented to this one.
+            if self
+                .registration
+                .as_ref()
+                .is_some_and(|r| r.issuer != issuer)
+            {
+                self.registration = None;
+            }
+            self.requested.clear();
+        }
+        let scopes: BTreeSet<String> = match challenge.scope.as_deref() {
+            Some(s) => s.split_whitespace().map(str::to_owned).collect(),
+            None => resource
+                .scopes_supported
+                .clone()
+                .unwrap_or_default()
+                .into_iter()
+                .collect(),
+        };
+        self.resource = Some(resource);
+        self.authorize(scopes).await
+    }
+
+    /// The authorization code flow for `scopes`, ending with a token.
+    async fn authorize(&mut self, mut scopes: BTreeSet<String>) -> Result<(), ClientError> {
+        if self.authorizations >= MAX_AUTHORIZATIONS {
+            return Err(auth_error(format!(
+                "authorized {MAX_AUTHORIZATIONS} times already in this session; giving up"
+            )));
+        }
+        self.authorizations += 1;
+        let (Some(resource), Some(server)) = (self.resource.clone(), self.issuer.clone()) else {
+            return Err(auth_error(
+                "no authorization server is known for this server yet",
+            ));
+        };
+        // offline_access only where the authorization server offers it.
+        if server
+            .scopes_supported
+            .as_ref()
+            .is_some_and(|s| s.iter().any(|s| s == "offline_access"))
+        {
+            scopes.insert("offline_access".into());
+        }
+        let registration = self.registration(&server).await?;
+        let pkce = Pkce::new()?;
+        let state = random_token(16)?;
+        let mut url = reqwest::Url::parse(&server.authorization_endpoint)
+            .map_err(|e| auth_error(format!("invalid authorization_endpoint: {e}")))?;
+        {
+            let mut q = url.query_pairs_mut();
+            q.append_pair("response_type", "code")
+                .append_pair("client_id", &registration.client_id)
+                .append_pair("redirect_uri", &self.config.redirect_uri)
+                .append_pair("state", &state)
+                .append_pair("code_challenge", &pkce.challenge)
+                .append_pair("code_challenge_method", "S256")
+                .append_pair("resource", &resource.resource);
+            if !scopes.is_empty() {
+                q.append_pair(
+                    "scope",
+                    &scopes.iter().cloned().collect::<Vec<_>>().join(" "),
+                );
+            }
+        }
+        let callback = self
+            .config
+            .authorizer
+            .authorize(url.as_str(), &self.config.redirect_uri)
+            .await?;
+        let code = read_callback(&callback, &state, &server)?;
+        let mut form = vec![
+            ("grant_type", "authorization_code".to_owned()),
+            ("code", code),
+            ("redirect_uri", self.config.redirect_uri.clone()),
+            ("code_verifier", pkce.verifier),
+            ("resource", resource.resource.clone()),
+        ];
+        let token = self
+            .token_request(&server, &registration, &mut form)
+            .await?;
+        self.requested = scopes;
+        self.access_token = Some(token.access_token);
+        self.refresh_token = token.refresh_token;
+        Ok(())
+    }
+
+    /// A new access token from `refresh_token`.
+    async fn refresh(&mut self, refresh_token: &str) -> Result<(), ClientError> {
+        let (Some(resource), Some(server), Some(registration)) = (
+            self.resource.clone(),
+            self.issuer.clone(),
+            self.registration.clone(),
+        ) else {
+            return Err(auth_error("nothing to refresh against"));
+        };
+        let mut form = vec![
+            ("grant_type", "refresh_token".to_owned()),
+            ("refresh_token", refresh_token.to_owned()),
+            ("resource", resource.resource),
+        ];
+        let token = self
+            .token_request(&server, &registration, &mut form)
+            .await?;
+        self.access_token = Some(token.access_token);
+        self.refresh_token = token.refresh_token.or(Some(refresh_token.to_owned()));
+        Ok(())
+    }
+
+    async fn token_request(
+        &self,
+        server: &AuthorizationServer,
+        registration: &Registration,
+        form: &mut Vec<(&'static str, String)>,
+    ) -> Result<TokenResponse, ClientError> {
+        let mut request = self.http.post(&server.token_endpoint);
+        match registration.auth {
+            TokenAuth::Basic => {
+                let secret = registration.client_secret.clone().unwrap_or_default();
+                let encode = |s: &str| {
+                    url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>()
+                };
+                let pair = format!("{}:{}", encode(&registration.client_id), encode(&secret));
+                request = request.header(
+                    "Authorization",
+                    format!(
+                        "Basic {}",
+                        base64::engine::general_purpose::STANDARD.encode(pair)
+                    ),
+                );
+            }
+            TokenAuth::Post => {
+                form.push(("client_id", registration.client_id.clone()));
+                form.push((
+                    "client_secret",
+                    registration.client_secret.clone().unwrap_or_default(),
+                ));
+            }
+            TokenAuth::None => form.push(("client_id", registration.client_id.clone())),
+        }
+        let body = url::form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(form.iter().map(|(k, v)| (*k, v.as_str())))
+            .finish();
+        let response = request
+            .header("Content-Type", "application/x-www-form-urlencoded")
+            .header("Accept", "application/json")
+            .body(body)
+            .send()
+            .await
+            .map_err(ClientError::Transport)?;
+        let status = response.status();
+        let text = response.text().await.map_err(ClientError::Transport)?;
+        if !status.is_success() {
+            return Err(auth_error(format!(
+                "the token endpoint refused (HTTP {status}): {}",
+                text.chars().take(300).collect::<String>()
+            )));
+        }
+        serde_json::from_str(&text)
+            .map_err(|e| auth_error(format!("the token endpoint's answer is not a token: {e}")))
+    }
+
+    /// This client's identity at `server`: pre-registered credentials, a Client
+    /// ID Metadata Document, or a dynamic registration, in that order.
+    async fn registration(
+        &mut self,
+        server: &AuthorizationServer,
+    ) -> Result<Registration, ClientError> {
+        if let Some(r) = self
+            .registration
+            .as_ref()
+            .filter(|r| r.issuer == server.issuer)
+        {
+            return Ok(r.clone());
+        }
+        let supported = server
+            .token_endpoint_auth_methods_supported
+            .clone()
+            .unwrap_or_default();
+        let supports = |m: &str| supported.iter().any(|s| s == m);
+        let registration = if let Some(pre) = self
+            .config
+            .pre_registered
+            .clone()
+            .filter(|p| p.issuer.as_ref().is_none_or(|i| *i == server.issuer))
+        {
+            let auth = match &pre.client_secret {
+                Some(_) if supports("client_secret_basic") || supported.is_empty() => {
+                    TokenAuth::Basic
+                }
+                Some(_) if supports("client_secret_post") => TokenAuth::Post,
+                Some(_) => TokenAuth::Basic,
+                None => TokenAuth::None,
+            };
+            Registration {
+                issuer: server.issuer.clone(),
+                client_id: pre.client_id,
+                client_secret: pre.client_secret,
+                auth,
+            }
+        } else if let (true, Some(url)) = (
+            server.client_id_metadata_document_supported,
+            self.config.client_metadata_url.clone(),
+        ) {
+            Registration {
+                issuer: server.issuer.clone(),
+                client_id: url,
+                client_secret: None,
+                auth: TokenAuth::None,
+            }
+        } else if let Some(endpoint) = &server.registration_endpoint {
+            self.register(server, endpoint).await?
+        } else {
+            return Err(auth_error(format!(
+                "authorization server {} offers no way to register this client (no Client ID Metadata Document support, no registration endpoint, no pre-registered credentials)",
+                server.issuer
+            )));
+        };
+        self.registration = Some(registration.clone());
+        Ok(registration)
+    }
+
+    /// RFC 7591 dynamic registration.
+    async fn register(
+        &self,
+        server: &AuthorizationServer,
+        endpoint: &str,
+    ) -> Result<Registration, ClientError> {
+        let body = json!({
+            "client_name": self.config.client_name,
+            "redirect_uris": [self.config.redirect_uri],
+            "application_type": "native",
+            "grant_types": ["authorization_code", "refresh_token"],
+            "response_types": ["code"],
+        });
+        let response = self
+            .http
+            .post(endpoint)
+            .json(&body)
+            .send()
+            .await
+            .map_err(ClientError::Transport)?;
+        let status = response.status();
+        let answer: Value = response.json().await.map_err(|e| {
+            auth_error(format!(
+                "the registration endpoint's answer is not JSON: {e}"
+            ))
+        })?;
+        if !status.is_success() {
+            return Err(auth_error(format!(
+                "dynamic registration refused (HTTP {status}): {answer}"
+            )));
+        }
+        let client_id = answer["client_id"]
+            .as_str()
+            .ok_or_else(|| auth_error("dynamic registration returned no client_id"))?
+            .to_owned();
+        let client_secret = answer["client_secret"].as_str().map(str::to_owned);
+        let auth = match answer["token_endpoint_auth_method"].as_str() {
+            Some("client_secret_basic") => TokenAuth::Basic,
+            Some("client_secret_post") => TokenAuth::Post,
+            Some("none") => TokenAuth::None,
+            _ if client_secret.is_some() => TokenAuth::Basic,
+            _ => TokenAuth::None,
+        };
+        Ok(Registration {
+            issuer: server.issuer.clone(),
+            client_id,
+            client_secret,
+            auth,
+        })
+    }
+}
+
+/// The authorization code from the redirect, after checking `state` and, per
+/// RFC 9207, `iss`: compared exactly with the issuer when present; required
+/// when the server says it sends it.
+fn read_callback(
+    callback: &str,
+    state: &str,
+    server: &AuthorizationServer,
+) -> Result<String, ClientError> {
+    let url = reqwest::Url::parse(callback)
+        .map_err(|e| auth_error(format!("the authorization redirect is not a URL: {e}")))?;
+    let param = |name: &str| {
+        url.query_pairs()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.into_owned())
+    };
+    if let Some(error) = param("error") {
+        return Err(auth_error(format!(
+            "authorization failed: {error}{}",
+            param("error_description")
+                .map(|d| format!(" ({d})"))
+                .unwrap_or_default()
+        )));
+    }
+    match (
+        param("iss"),
+        server.authorization_response_iss_parameter_supported,
+    ) {
+        (Some(iss), _) if iss != server.issuer => {
+            return Err(auth_error(format!(
+                "the authorization response names issuer {iss:?}, not {:?}: refused (RFC 9207)",
+                server.issuer
+            )));
+        }
+        (None, true) => {
+            return Err(auth_error(
+                "the authorization server promises an iss parameter but the response has none: refused (RFC 9207)",
+            ));
+        }
+        _ => {}
+    }
+    if param("state").as_deref() != Some(state) {
+        return Err(auth_error(
+            "the authorization response's state does not match: refused",
+        ));
+    }
+    param("code").ok_or_else(|| auth_error("the authorization response has no code"))
+}
