@@ -7,13 +7,25 @@ use tessera_server::BoxFuture;
 
 /// What an [`Authenticate`] hook decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum AuthDecision {
     /// Authenticated as this principal (bound into tickets, visible to handlers).
     Principal(String),
+    /// A verified access token: its issuer and subject are the principal;
+    /// handlers see its subject, scopes and client (`Context::auth`).
+    Verified(tessera_server::AuthInfo),
     /// Anonymous access is fine for this request.
     Anonymous,
-    /// Refused: 401 with `WWW-Authenticate: Bearer` and this reason.
+    /// Refused: 401 with `WWW-Authenticate: Bearer` (naming the resource
+    /// metadata when the endpoint publishes it) and this reason.
     Reject(String),
+    /// Refused: 401 with exactly this `WWW-Authenticate` challenge.
+    Challenge {
+        /// Why (in the JSON-RPC error message).
+        reason: String,
+        /// The challenge, e.g. `Bearer error="invalid_token", resource_metadata="…"`.
+        www_authenticate: String,
+    },
 }
 
 /// Decides who is calling, from the request head.

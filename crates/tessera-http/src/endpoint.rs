@@ -51,6 +51,21 @@ impl McpEndpoint {
     /// The checks that need only the request head: route, method, host,
     /// origin, content type and accept: `Some` is the refusal to send.
     pub fn check_head(&self, head: &Parts) -> Option<Response<McpBody>> {
+        // RFC 9728: the metadata of a protected endpoint, for anyone to read.
+        if head.method == Method::GET
+            && let Some(metadata) = &self.options.protected_resource
+            && self.options.is_resource_metadata_path(head.uri.path())
+        {
+            let mut r = reject::json(
+                StatusCode::OK,
+                serde_json::to_vec(metadata).unwrap_or_default(),
+            );
+            r.headers_mut().insert(
+                header::ACCESS_CONTROL_ALLOW_ORIGIN,
+                HeaderValue::from_static("*"),
+            );
+            return Some(r);
+        }
         if self
             .options
             .route
@@ -154,29 +169,32 @@ impl McpEndpoint {
     }
 
     /// Runs the authentication hook on the head (before any body is read):
-    /// the principal, or the 401 to send.
-    pub(crate) async fn authenticate(
-        &self,
-        head: &Parts,
-    ) -> Result<Option<String>, Response<McpBody>> {
+    /// who is calling, or the 401 to send.
+    pub(crate) async fn authenticate(&self, head: &Parts) -> Result<Caller, Response<McpBody>> {
         let Some(auth) = &self.options.authenticate else {
-            return Ok(None);
+            return Ok(Caller::default());
         };
         match auth.authenticate(head).await {
-            AuthDecision::Principal(p) => Ok(Some(p)),
-            AuthDecision::Anonymous => Ok(None),
+            AuthDecision::Principal(p) => Ok(Caller {
+                principal: Some(p),
+                auth: None,
+            }),
+            AuthDecision::Verified(info) => Ok(Caller {
+                principal: Some(info.principal()),
+                auth: Some(info),
+            }),
+            AuthDecision::Anonymous => Ok(Caller::default()),
             AuthDecision::Reject(reason) => {
-                let mut r = reject::error(
-                    StatusCode::UNAUTHORIZED,
-                    None,
-                    TRANSPORT_ERROR,
-                    format!("Unauthorized: {reason}"),
-                    None,
-                );
-                r.headers_mut()
-                    .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-                Err(r)
+                let challenge = match self.options.resource_metadata_url() {
+                    Some(url) => format!("Bearer resource_metadata=\"{url}\""),
+                    None => "Bearer".to_owned(),
+                };
+                Err(unauthorized(&reason, &challenge))
             }
+            AuthDecision::Challenge {
+                reason,
+                www_authenticate,
+            } => Err(unauthorized(&reason, &www_authenticate)),
         }
     }
 
@@ -184,7 +202,7 @@ impl McpEndpoint {
     pub(crate) async fn handle_body(
         &self,
         head: &Parts,
-        principal: Option<String>,
+        caller: Caller,
         body: Bytes,
     ) -> Response<McpBody> {
         // Large bodies: a few at a time, and never more values than the limit.
@@ -227,7 +245,7 @@ impl McpEndpoint {
             && header_value(&head.headers, &PROTOCOL_VERSION)
                 == Ok(Some(request.protocol_version()))
         {
-            return self.route_enveloped(head, request, principal).await;
+            return self.route_enveloped(head, request, caller).await;
         }
         let value: Value = match serde_json::from_slice(&body) {
             Ok(v) => v,
@@ -301,11 +319,7 @@ impl McpEndpoint {
             }
             JsonRpcMessage::Request(r) => r,
         };
-        let facts = RequestFacts {
-            era: tessera_server::Era::Modern,
-            principal,
-            notifications: None,
-        };
+        let facts = caller.facts();
         self.route_request(head, request, facts).await
     }
 
@@ -377,13 +391,9 @@ impl McpEndpoint {
         &self,
         head: &Parts,
         request: EnvelopedRequest,
-        principal: Option<String>,
+        caller: Caller,
     ) -> Response<McpBody> {
-        let facts = RequestFacts {
-            era: tessera_server::Era::Modern,
-            principal,
-            notifications: None,
-        };
+        let facts = caller.facts();
         self.mirrored_then_served(head, Incoming::Enveloped(Box::new(request)), facts)
             .await
     }
@@ -454,6 +464,19 @@ impl McpEndpoint {
                 let mut response = reject::json(status, handled.to_bytes());
                 if let Err(e) = &handled.result {
                     reject::add_retry_after(e, &mut response);
+                    if let tessera_server::ServerError::InsufficientScope { scope, .. } = e {
+                        // RFC 6750 §3.1: the scope the client must step up to.
+                        let mut challenge =
+                            format!("Bearer error=\"insufficient_scope\", scope=\"{scope}\"");
+                        if let Some(url) = self.options.resource_metadata_url() {
+                            challenge.push_str(&format!(", resource_metadata=\"{url}\""));
+                        }
+                        if let Ok(value) = HeaderValue::from_str(&challenge) {
+                            response
+                                .headers_mut()
+                                .insert(header::WWW_AUTHENTICATE, value);
+                        }
+                    }
                 }
                 response
             }
@@ -535,6 +558,40 @@ fn accepts_both(head: &Parts) -> bool {
 }
 
 /// 400 with -32022 naming the supported versions.
+/// 401 with a `WWW-Authenticate` challenge.
+fn unauthorized(reason: &str, challenge: &str) -> Response<McpBody> {
+    let mut r = reject::error(
+        StatusCode::UNAUTHORIZED,
+        None,
+        TRANSPORT_ERROR,
+        format!("Unauthorized: {reason}"),
+        None,
+    );
+    if let Ok(value) = HeaderValue::from_str(challenge) {
+        r.headers_mut().insert(header::WWW_AUTHENTICATE, value);
+    }
+    r
+}
+
+/// Who is calling, as authentication established it.
+#[derive(Default)]
+pub(crate) struct Caller {
+    principal: Option<String>,
+    auth: Option<tessera_server::AuthInfo>,
+}
+
+impl Caller {
+    /// The facts of a modern request from this caller.
+    fn facts(self) -> RequestFacts {
+        RequestFacts {
+            era: tessera_server::Era::Modern,
+            principal: self.principal,
+            auth: self.auth,
+            notifications: None,
+        }
+    }
+}
+
 fn unsupported(id: Option<RequestId>, requested: Option<String>) -> Response<McpBody> {
     let error = tessera_server::ServerError::UnsupportedVersion { requested };
     reject::rpc_error(StatusCode::BAD_REQUEST, id, error.to_error_object())

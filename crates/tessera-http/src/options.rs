@@ -30,6 +30,8 @@ pub struct EndpointOptions {
     pub(crate) body_bytes_in_flight: usize,
     pub(crate) large_bodies_at_once: usize,
     pub(crate) authenticate: Option<Arc<dyn Authenticate>>,
+    /// RFC 9728 metadata served at the well-known paths, when the endpoint is protected.
+    pub(crate) protected_resource: Option<serde_json::Value>,
 }
 
 impl Default for EndpointOptions {
@@ -46,6 +48,7 @@ impl Default for EndpointOptions {
             body_bytes_in_flight: 64 * 1024 * 1024,
             large_bodies_at_once: 2,
             authenticate: None,
+            protected_resource: None,
         }
     }
 }
@@ -128,6 +131,47 @@ impl EndpointOptions {
     pub fn large_bodies_at_once(mut self, n: usize) -> Self {
         self.large_bodies_at_once = n.max(1);
         self
+    }
+
+    /// Publishes RFC 9728 Protected Resource Metadata (`resource`,
+    /// `authorization_servers`, …) at `/.well-known/oauth-protected-resource`
+    /// and its path-suffixed form for the resource's path; 401 and 403
+    /// challenges then name it in `resource_metadata`.
+    pub fn protected_resource(mut self, metadata: serde_json::Value) -> Self {
+        self.protected_resource = Some(metadata);
+        self
+    }
+
+    /// The URL clients fetch the Protected Resource Metadata from (path-suffixed), when published.
+    pub fn resource_metadata_url(&self) -> Option<String> {
+        let resource = self
+            .protected_resource
+            .as_ref()?
+            .get("resource")?
+            .as_str()?;
+        let url = http::Uri::try_from(resource).ok()?;
+        let origin = format!("{}://{}", url.scheme_str()?, url.authority()?);
+        let path = url.path().trim_end_matches('/');
+        Some(format!(
+            "{origin}/.well-known/oauth-protected-resource{path}"
+        ))
+    }
+
+    /// Whether `path` is where the Protected Resource Metadata is served.
+    pub(crate) fn is_resource_metadata_path(&self, path: &str) -> bool {
+        let Some(resource) = self
+            .protected_resource
+            .as_ref()
+            .and_then(|m| m.get("resource"))
+            .and_then(|r| r.as_str())
+            .and_then(|r| http::Uri::try_from(r).ok())
+        else {
+            return false;
+        };
+        let suffix = resource.path().trim_end_matches('/');
+        path == "/.well-known/oauth-protected-resource"
+            || (!suffix.is_empty()
+                && path == format!("/.well-known/oauth-protected-resource{suffix}"))
     }
 
     /// Authenticates every request before it is parsed.

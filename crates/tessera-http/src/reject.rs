@@ -13,6 +13,7 @@ pub(crate) fn status_for(error: &ServerError) -> StatusCode {
     match error {
         ServerError::MethodNotFound { .. } => StatusCode::NOT_FOUND,
         ServerError::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
+        ServerError::InsufficientScope { .. } => StatusCode::FORBIDDEN,
         e if e.is_envelope_error() => StatusCode::BAD_REQUEST,
         _ => StatusCode::OK,
     }

@@ -188,6 +188,11 @@ impl Context {
         &self.inner.id
     }
 
+    /// What the caller's verified access token says (subject, scopes, client), when OAuth protects the server.
+    pub fn auth(&self) -> Option<&crate::AuthInfo> {
+        self.inner.facts.auth.as_ref()
+    }
+
     /// The authenticated principal, if the transport established one.
     pub fn principal(&self) -> Option<&str> {
         self.inner.facts.principal.as_deref()

@@ -77,6 +77,14 @@ pub enum ServerError {
         /// Seconds after which a retry may succeed.
         retry_after_secs: u64,
     },
+    /// The caller's token lacks scopes the method needs (HTTP 403 with
+    /// `WWW-Authenticate: Bearer error="insufficient_scope"`, so the client can step up).
+    InsufficientScope {
+        /// What was called.
+        target: String,
+        /// The scopes it needs, space-separated.
+        scope: String,
+    },
     /// The server failed (-32603).
     Internal {
         /// What failed (safe to show).
@@ -134,7 +142,7 @@ impl ServerError {
             Self::MethodNotFound { .. } => METHOD_NOT_FOUND,
             Self::MissingCapability { .. } => MISSING_REQUIRED_CLIENT_CAPABILITY,
             Self::LegacyInputRequired { .. } => INVALID_REQUEST,
-            Self::Unavailable { .. } => TRANSPORT_ERROR,
+            Self::Unavailable { .. } | Self::InsufficientScope { .. } => TRANSPORT_ERROR,
             Self::Internal { .. } => INTERNAL_ERROR,
         }
     }
@@ -213,6 +221,10 @@ impl ServerError {
             | Self::Unavailable { message, .. } => {
                 ErrorObject::new(code, message.clone())
             }
+            Self::InsufficientScope { target, scope } => ErrorObject::new(
+                code,
+                format!("Forbidden: {target} needs scope {scope:?}, which the access token does not grant"),
+            ),
         }
     }
 }

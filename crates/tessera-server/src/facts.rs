@@ -22,13 +22,40 @@ impl Era {
     }
 }
 
+/// What a verified access token says about the caller (OAuth).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AuthInfo {
+    /// The token's issuer (`iss`).
+    pub issuer: String,
+    /// The subject (`sub`).
+    pub subject: String,
+    /// The scopes granted.
+    pub scopes: Vec<String>,
+    /// The OAuth client the token was issued to, if it says.
+    pub client_id: Option<String>,
+}
+
+impl AuthInfo {
+    /// The principal tickets are bound to: issuer and subject together.
+    pub fn principal(&self) -> String {
+        format!("{} {}", self.issuer, self.subject)
+    }
+
+    /// Whether every scope in `needed` was granted.
+    pub fn has_scopes(&self, needed: &[String]) -> bool {
+        needed.iter().all(|n| self.scopes.iter().any(|s| s == n))
+    }
+}
+
 /// Facts the transport supplies with each request.
 #[derive(Clone, Default)]
 pub struct RequestFacts {
     /// The era.
     pub era: Era,
-    /// The authenticated principal, if any.
+    /// The authenticated principal, if any (bound into every ticket).
     pub principal: Option<String>,
+    /// The verified access token's claims, when the server is protected with OAuth.
+    pub auth: Option<AuthInfo>,
     /// Where progress and log notifications go; `None` drops them.
     pub notifications: Option<NotificationSink>,
 }
@@ -55,6 +82,13 @@ impl RequestFacts {
         self
     }
 
+    /// The same facts with a verified token: its issuer and subject become the principal.
+    pub fn with_auth(mut self, auth: AuthInfo) -> Self {
+        self.principal = Some(auth.principal());
+        self.auth = Some(auth);
+        self
+    }
+
     /// The same facts with a notification sink.
     pub fn with_notifications(mut self, sink: NotificationSink) -> Self {
         self.notifications = Some(sink);
@@ -75,6 +109,7 @@ impl std::fmt::Debug for RequestFacts {
         f.debug_struct("RequestFacts")
             .field("era", &self.era)
             .field("principal", &self.principal)
+            .field("auth", &self.auth)
             .field("notifications", &self.notifications.is_some())
             .finish()
     }

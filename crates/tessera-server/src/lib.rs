@@ -73,7 +73,7 @@ pub use context::Context;
 pub use dispatch::Handled;
 pub use envelope::check_envelope;
 pub use error::{RequestStateFailure, ServerError};
-pub use facts::{Era, RequestFacts};
+pub use facts::{AuthInfo, Era, RequestFacts};
 pub use form::{Form, FormChoice, FormValue};
 pub use handler_error::{HandlerError, NotFound, Result};
 pub use interrupt::Interrupt;

@@ -40,6 +40,8 @@ pub struct ToolDef {
     pub(crate) upfront: IndexMap<String, Arc<ElicitationSchema>>,
     pub(crate) problems: Vec<String>,
     pub(crate) needs: Vec<NeededState>,
+    /// OAuth scopes a caller's token must grant (checked when the request carries verified auth).
+    pub(crate) scopes: Vec<String>,
 }
 
 impl ToolDef {
@@ -81,6 +83,7 @@ impl ToolDef {
             upfront: IndexMap::new(),
             problems: Vec::new(),
             needs: Vec::new(),
+            scopes: Vec::new(),
         }
     }
 
@@ -111,6 +114,17 @@ impl ToolDef {
     /// Extension metadata on the definition.
     pub fn meta(mut self, meta: JsonObject) -> Self {
         self.tool.meta = Some(meta);
+        self
+    }
+
+    /// Requires these OAuth scopes: a caller whose verified token lacks one
+    /// gets 403 `insufficient_scope` naming them (so its client can step up).
+    pub fn scopes<I, S>(mut self, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.scopes.extend(scopes.into_iter().map(Into::into));
         self
     }
 

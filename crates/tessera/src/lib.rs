@@ -8,7 +8,7 @@
 
 #[cfg(feature = "server")]
 pub use tessera_server::{
-    Arguments, BoxFuture, BuildError, BusError, BusEvent, CacheHint, Change, ChangeBus,
+    Arguments, AuthInfo, BoxFuture, BuildError, BusError, BusEvent, CacheHint, Change, ChangeBus,
     ChangeListener, CompletionHandler, Context, Era, Form, FormChoice, FormValue, HandlerError,
     Interrupt, IntoPromptResult, IntoResourceResult, IntoToolResult, Json, McpServer,
     McpServerBuilder, MemoryBus, NotFound, Notifier, PromptArguments, PromptDef, RequestFacts,
@@ -33,6 +33,10 @@ pub use tessera_http as http;
 /// The stdio transport (feature `stdio`): `serve_stdio`, and the era bridge for initialize-era clients.
 #[cfg(feature = "stdio")]
 pub use tessera_stdio as stdio;
+
+/// OAuth 2.1 protected resource (feature `auth`): metadata, JWT and introspection verifiers.
+#[cfg(feature = "auth")]
+pub use tessera_auth as auth;
 
 /// Redis for many instances (feature `redis`): a shared ticket ledger and change bus.
 #[cfg(feature = "redis")]

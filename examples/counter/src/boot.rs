@@ -8,6 +8,32 @@ use tessera::state::TicketLedger;
 
 use crate::config::{self, Config};
 
+/// The endpoint's options for `config` once it listens at `local`: the era
+/// policy, and OAuth protection when `--oauth-issuer` is given.
+pub fn endpoint_options(
+    config: &Config,
+    local: std::net::SocketAddr,
+) -> tessera::http::EndpointOptions {
+    let options = tessera::http::EndpointOptions::default().legacy(config.legacy);
+    let Some(issuer) = &config.oauth_issuer else {
+        return options;
+    };
+    let resource = config
+        .oauth_resource
+        .clone()
+        .unwrap_or_else(|| format!("http://{local}/mcp"));
+    let verifier = Arc::new(tessera::auth::JwtVerifier::new(
+        issuer.clone(),
+        resource.clone(),
+    ));
+    let protected = tessera::auth::OAuthResource::new(resource.clone(), issuer.clone(), verifier)
+        .scopes_supported(config.oauth_scope.iter().cloned());
+    tracing::info!(%issuer, %resource, "OAuth: accepting access tokens of this issuer for this resource");
+    options
+        .protected_resource(protected.metadata())
+        .authenticate(protected)
+}
+
 /// Logs to stderr at `info` unless `RUST_LOG` says otherwise (colours on a terminal).
 pub fn init_logging() {
     tracing_subscriber::fmt()
@@ -41,8 +67,12 @@ pub async fn configured_server() -> Result<(Config, McpServer), String> {
         }
         None => None,
     };
-    let server =
-        crate::counter_server_with(config::codec(ring, config.ttl)?, config.single_use, ledger)
-            .map_err(|e| e.to_string())?;
+    let server = crate::counter_server_with(
+        config::codec(ring, config.ttl)?,
+        config.single_use,
+        ledger,
+        config.oauth_scope.as_deref(),
+    )
+    .map_err(|e| e.to_string())?;
     Ok((config, server))
 }

@@ -29,12 +29,19 @@ pub struct Config {
     pub single_use: bool,
     /// Where single-use tickets are redeemed: a Redis URL shared by the instances.
     pub ledger: Option<String>,
+    /// The OAuth authorization server whose tokens are accepted (protects the endpoint).
+    pub oauth_issuer: Option<String>,
+    /// This server's canonical resource URI (default `http://ADDR/mcp`).
+    pub oauth_resource: Option<String>,
+    /// The scope `increase-counter` needs.
+    pub oauth_scope: Option<String>,
 }
 
 /// Usage text.
 pub const USAGE: &str =
     "usage: counter [--addr HOST:PORT] [--legacy reject|stateless] [--ttl SECONDS] [--dev]
                [--single-use] [--ledger redis://HOST:PORT/]
+               [--oauth-issuer URL [--oauth-resource URL] [--oauth-scope SCOPE]]
        counter --stdio [--ttl SECONDS] [--dev] [--single-use]
 
   --addr     where to listen (default 127.0.0.1:8787, or 127.0.0.1:$PORT)
@@ -47,6 +54,11 @@ pub const USAGE: &str =
   --single-use  each requestState ticket is redeemable once (in-memory ledger)
   --ledger   redeem single-use tickets in this Redis, shared by every instance
              behind a load balancer (implies --single-use)
+  --oauth-issuer    protect the endpoint: accept only JWT access tokens of this
+                    authorization server (keys from its metadata's jwks_uri)
+  --oauth-resource  this server's canonical URI, the tokens' audience
+                    (default http://ADDR/mcp)
+  --oauth-scope     the scope increase-counter needs (403 insufficient_scope without it)
 
 The key comes from MRTR_REQUEST_STATE_KEY (environment first, then .dev.vars).
 For rotation, MRTR_REQUEST_STATE_KEYS=\"k2:new-secret,k1:old-secret\" (first seals).";
@@ -65,6 +77,9 @@ impl Config {
             stdio: false,
             single_use: false,
             ledger: None,
+            oauth_issuer: None,
+            oauth_resource: None,
+            oauth_scope: None,
         };
         let mut args = args.into_iter();
         while let Some(arg) = args.next() {
@@ -94,6 +109,9 @@ impl Config {
                 "--dev" => config.dev = true,
                 "--stdio" => config.stdio = true,
                 "--single-use" => config.single_use = true,
+                "--oauth-issuer" => config.oauth_issuer = Some(value("--oauth-issuer")?),
+                "--oauth-resource" => config.oauth_resource = Some(value("--oauth-resource")?),
+                "--oauth-scope" => config.oauth_scope = Some(value("--oauth-scope")?),
                 "--ledger" => {
                     let url = value("--ledger")?;
                     if !url.starts_with("redis://") && !url.starts_with("rediss://") {
@@ -105,6 +123,11 @@ impl Config {
                 "-h" | "--help" => return Err(USAGE.to_owned()),
                 other => return Err(format!("unknown argument {other:?}\n\n{USAGE}")),
             }
+        }
+        if config.oauth_issuer.is_none()
+            && (config.oauth_resource.is_some() || config.oauth_scope.is_some())
+        {
+            return Err("--oauth-resource and --oauth-scope need --oauth-issuer".into());
         }
         Ok(config)
     }

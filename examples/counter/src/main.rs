@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use tessera::http::{EndpointOptions, McpEndpoint};
+use tessera::http::McpEndpoint;
 
 /// mimalloc: many small, short-lived allocations per request; glibc's malloc
 /// spends a fifth of the server's CPU on them under load.
@@ -38,15 +38,15 @@ fn run() -> Result<(), String> {
         runtime.shutdown_background();
         return served.map_err(|e| format!("stdio: {e}"));
     }
-    let endpoint = McpEndpoint::new(
-        Arc::clone(&server),
-        EndpointOptions::default().legacy(config.legacy),
-    );
     runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind(&config.addr)
             .await
             .map_err(|e| format!("cannot listen on {}: {e}", config.addr))?;
         let local = listener.local_addr().map_err(|e| e.to_string())?;
+        let endpoint = McpEndpoint::new(
+            Arc::clone(&server),
+            counter::boot::endpoint_options(&config, local),
+        );
         tracing::info!(%local, legacy = ?config.legacy, "serving MCP at http://{local}/mcp");
         tessera::http::serve(listener, endpoint, tessera::http::graceful_shutdown(server))
             .await

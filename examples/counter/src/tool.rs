@@ -52,17 +52,19 @@ pub async fn increase_counter(
 
 /// The whole server, sealing tickets with `codec`.
 pub fn counter_server(codec: RequestStateCodec) -> Result<McpServer, BuildError> {
-    counter_server_with(codec, false, None)
+    counter_server_with(codec, false, None, None)
 }
 
 /// The server with each ticket redeemable once when `single_use`, through
-/// `ledger` when given (shared by instances), else an in-memory one.
+/// `ledger` when given (shared by instances), else an in-memory one; the tool
+/// needs OAuth scope `scope` when given.
 pub fn counter_server_with(
     codec: RequestStateCodec,
     single_use: bool,
     ledger: Option<Arc<dyn TicketLedger>>,
+    scope: Option<&str>,
 ) -> Result<McpServer, BuildError> {
-    let tool = increase_counter();
+    let tool = increase_counter().scopes(scope);
     let mut builder = McpServer::builder(SERVER_NAME, env!("CARGO_PKG_VERSION"))
         .request_state(codec)
         .tool(if single_use { tool.single_use() } else { tool });

@@ -84,6 +84,16 @@ impl McpServer {
                 ));
             }
         };
+        // A protected server: the token must grant what the tool needs.
+        if !tool.scopes.is_empty()
+            && let Some(auth) = &incoming.facts.auth
+            && !auth.has_scopes(&tool.scopes)
+        {
+            return Err(ServerError::InsufficientScope {
+                target: format!("tool {name}"),
+                scope: tool.scopes.join(" "),
+            });
+        }
         let handler = Arc::clone(&tool.handler);
         let call = MrtrCall {
             kind: "Tool",

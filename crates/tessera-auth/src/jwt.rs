@@ -1,0 +1,189 @@
+//! JWT access tokens (RFC 9068) verified against the issuer's JSON Web Key Set.
+
+use std::time::{Duration, Instant};
+
+use jsonwebtoken::jwk::JwkSet;
+use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use serde_json::Value;
+use tessera_server::{AuthInfo, BoxFuture};
+use tokio::sync::RwLock;
+
+use crate::claims::{TokenError, TokenVerifier, audience_names, scopes_of};
+
+/// Seconds of clock difference tolerated on `exp` and `nbf`.
+const LEEWAY_SECS: u64 = 60;
+/// An unknown `kid` refetches the key set at most this often.
+const REFETCH_AFTER: Duration = Duration::from_secs(30);
+
+/// Verifies JWT access tokens signed with RS256, ES256 or EdDSA by `issuer`,
+/// for `resource`: the keys come from the issuer's `jwks_uri` (RFC 8414 or
+/// OpenID discovery), cached, and fetched again when a token names a key id
+/// the cache lacks. `iss` must be the issuer, `aud` must name the resource,
+/// `exp`/`nbf` hold within 60 s of skew; `none` and HMAC are never accepted.
+pub struct JwtVerifier {
+    issuer: String,
+    resource: String,
+    http: reqwest::Client,
+    keys: RwLock<Keys>,
+}
+
+#[derive(Default)]
+struct Keys {
+    jwks_uri: Option<String>,
+    set: Option<JwkSet>,
+    fetched: Option<Instant>,
+}
+
+fn unavailable(e: impl std::fmt::Display) -> TokenError {
+    TokenError::Unavailable(e.to_string())
+}
+
+impl JwtVerifier {
+    /// Tokens of `issuer` for `resource` (this server's canonical URI).
+    pub fn new(issuer: impl Into<String>, resource: impl Into<String>) -> Self {
+        Self {
+            issuer: issuer.into(),
+            resource: resource.into(),
+            http: reqwest::Client::builder()
+                .timeout(Duration::from_secs(5))
+                .build()
+                .unwrap_or_default(),
+            keys: RwLock::new(Keys::default()),
+        }
+    }
+
+    /// The issuer's `jwks_uri`, from its metadata (RFC 8414 first, then OpenID).
+    async fn jwks_uri(&self) -> Result<String, TokenError> {
+        let issuer = self.issuer.trim_end_matches('/');
+        let (origin, path) = match issuer
+            .find("://")
+            .and_then(|i| issuer[i + 3..].find('/').map(|j| i + 3 + j))
+        {
+            Some(split) => (&issuer[..split], &issuer[split..]),
+            None => (issuer, ""),
+        };
+        let candidates = [
+            format!("{origin}/.well-known/oauth-authorization-server{path}"),
+            format!("{origin}/.well-known/openid-configuration{path}"),
+            format!("{issuer}/.well-known/openid-configuration"),
+        ];
+        for url in candidates {
+            let Ok(response) = self.http.get(&url).send().await else {
+                continue;
+            };
+            if !response.status().is_success() {
+                continue;
+            }
+            let Ok(meta) = response.json::<Value>().await else {
+                continue;
+            };
+            if meta.get("issuer").and_then(Value::as_str) != Some(self.issuer.as_str()) {
+                tracing::warn!(%url, "authorization server metadata names another issuer; ignored");
+                continue;
+            }
+            if let Some(uri) = meta.get("jwks_uri").and_then(Value::as_str) {
+                return Ok(uri.to_owned());
+            }
+        }
+        Err(TokenError::Unavailable(format!(
+            "no metadata with a jwks_uri found for issuer {}",
+            self.issuer
+        )))
+    }
+
+    /// The key set, fetched when missing, or again when `kid` is unknown (at most every 30 s).
+    async fn key_for(&self, kid: Option<&str>) -> Result<jsonwebtoken::jwk::Jwk, TokenError> {
+        {
+            let keys = self.keys.read().await;
+            if let Some(key) = keys.set.as_ref().and_then(|s| find(s, kid)) {
+                return Ok(key.clone());
+            }
+            if keys.fetched.is_some_and(|t| t.elapsed() < REFETCH_AFTER) {
+                return Err(TokenError::Invalid(format!(
+                    "the token names key {kid:?}, which the issuer does not publish"
+                )));
+            }
+        }
+        let mut keys = self.keys.write().await;
+        let uri = match &keys.jwks_uri {
+            Some(u) => u.clone(),
+            None => {
+                let u = self.jwks_uri().await?;
+                keys.jwks_uri = Some(u.clone());
+                u
+            }
+        };
+        let set: JwkSet = self
+            .http
+            .get(&uri)
+            .send()
+            .await
+            .map_err(unavailable)?
+            .json()
+            .await
+            .map_err(unavailable)?;
+        keys.fetched = Some(Instant::now());
+        let key = find(&set, kid).cloned();
+        keys.set = Some(set);
+        key.ok_or_else(|| {
+            TokenError::Invalid(format!(
+                "the token names key {kid:?}, which the issuer does not publish"
+            ))
+        })
+    }
+}
+
+fn find<'a>(set: &'a JwkSet, kid: Option<&str>) -> Option<&'a jsonwebtoken::jwk::Jwk> {
+    match kid {
+        Some(kid) => set.find(kid),
+        // Without a key id, a set of one key is unambiguous.
+        None if set.keys.len() == 1 => set.keys.first(),
+        None => None,
+    }
+}
+
+impl TokenVerifier for JwtVerifier {
+    fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<AuthInfo, TokenError>> {
+        Box::pin(async move {
+            let invalid = |e: jsonwebtoken::errors::Error| TokenError::Invalid(e.to_string());
+            let header = jsonwebtoken::decode_header(token).map_err(invalid)?;
+            if !matches!(
+                header.alg,
+                Algorithm::RS256 | Algorithm::ES256 | Algorithm::EdDSA
+            ) {
+                return Err(TokenError::Invalid(format!(
+                    "tokens signed with {:?} are not accepted (RS256, ES256 or EdDSA)",
+                    header.alg
+                )));
+            }
+            let jwk = self.key_for(header.kid.as_deref()).await?;
+            let key = DecodingKey::from_jwk(&jwk).map_err(invalid)?;
+            let mut validation = Validation::new(header.alg);
+            validation.leeway = LEEWAY_SECS;
+            validation.validate_nbf = true;
+            validation.set_issuer(&[&self.issuer]);
+            validation.set_audience(&[&self.resource]);
+            validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
+            let claims = jsonwebtoken::decode::<Value>(token, &key, &validation)
+                .map_err(invalid)?
+                .claims;
+            // Belt and braces: the audience must name this resource exactly.
+            if !audience_names(&claims, &self.resource) {
+                return Err(TokenError::Invalid(format!(
+                    "the token is for another resource, not {}",
+                    self.resource
+                )));
+            }
+            Ok(AuthInfo {
+                issuer: self.issuer.clone(),
+                subject: claims["sub"].as_str().unwrap_or_default().to_owned(),
+                scopes: scopes_of(&claims),
+                client_id: claims
+                    .get("client_id")
+                    .or_else(|| claims.get("azp"))
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+            })
+        })
+    }
+}

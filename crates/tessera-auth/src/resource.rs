@@ -1,0 +1,122 @@
+//! The protected resource: its metadata, and the hook that checks each request's token.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tessera_http::{AuthDecision, Authenticate};
+use tessera_server::BoxFuture;
+
+use crate::claims::{TokenError, TokenVerifier};
+
+/// This server as an OAuth protected resource: `resource` (its canonical URI)
+/// trusting `authorization_server`, verifying tokens with a [`TokenVerifier`].
+pub struct OAuthResource {
+    resource: String,
+    authorization_server: String,
+    scopes_supported: Vec<String>,
+    verifier: Arc<dyn TokenVerifier>,
+}
+
+impl OAuthResource {
+    /// A protected resource at `resource` (e.g. `https://mcp.example.com/mcp`).
+    pub fn new(
+        resource: impl Into<String>,
+        authorization_server: impl Into<String>,
+        verifier: Arc<dyn TokenVerifier>,
+    ) -> Self {
+        Self {
+            resource: resource.into(),
+            authorization_server: authorization_server.into(),
+            scopes_supported: Vec::new(),
+            verifier,
+        }
+    }
+
+    /// The scopes this resource knows (published in its metadata).
+    pub fn scopes_supported<I, S>(mut self, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.scopes_supported = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The RFC 9728 Protected Resource Metadata document.
+    pub fn metadata(&self) -> Value {
+        let mut doc = json!({
+            "resource": self.resource,
+            "authorization_servers": [self.authorization_server],
+            "bearer_methods_supported": ["header"],
+        });
+        if !self.scopes_supported.is_empty() {
+            doc["scopes_supported"] = json!(self.scopes_supported);
+        }
+        doc
+    }
+
+    /// Where the metadata is served (path-suffixed, RFC 9728 §3.1).
+    fn metadata_url(&self) -> String {
+        let (origin, path) = match self
+            .resource
+            .find("://")
+            .and_then(|i| self.resource[i + 3..].find('/').map(|j| i + 3 + j))
+        {
+            Some(split) => (
+                &self.resource[..split],
+                self.resource[split..].trim_end_matches('/'),
+            ),
+            None => (self.resource.as_str(), ""),
+        };
+        format!("{origin}/.well-known/oauth-protected-resource{path}")
+    }
+
+    fn challenge(&self, error: Option<&str>, reason: String) -> AuthDecision {
+        let mut header = format!("Bearer resource_metadata=\"{}\"", self.metadata_url());
+        if let Some(error) = error {
+            header.push_str(&format!(
+                ", error=\"{error}\", error_description=\"{}\"",
+                reason.replace(['"', '\\'], "'")
+            ));
+        }
+        if !self.scopes_supported.is_empty() {
+            header.push_str(&format!(", scope=\"{}\"", self.scopes_supported.join(" ")));
+        }
+        AuthDecision::Challenge {
+            reason,
+            www_authenticate: header,
+        }
+    }
+}
+
+impl Authenticate for OAuthResource {
+    fn authenticate<'a>(&'a self, head: &'a http::request::Parts) -> BoxFuture<'a, AuthDecision> {
+        Box::pin(async move {
+            let bearer = head
+                .headers
+                .get(http::header::AUTHORIZATION)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| {
+                    let (scheme, token) = v.split_once(' ')?;
+                    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+                });
+            let Some(token) = bearer else {
+                return self.challenge(None, "an access token is required".into());
+            };
+            match self.verifier.verify(token).await {
+                Ok(info) => AuthDecision::Verified(info),
+                Err(TokenError::Invalid(why)) => {
+                    tracing::info!(reason = %why, "access token refused");
+                    self.challenge(Some("invalid_token"), why)
+                }
+                Err(e @ TokenError::Unavailable(_)) => {
+                    tracing::warn!(error = %e, "cannot verify access tokens");
+                    self.challenge(
+                        Some("invalid_token"),
+                        "the token cannot be verified right now".into(),
+                    )
+                }
+            }
+        })
+    }
+}

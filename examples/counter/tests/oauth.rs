@@ -1,0 +1,251 @@
+//! `counter --oauth-issuer` against a real authorization server (oidc-provider,
+//! installed by scripts/install-test-peers): Protected Resource Metadata, the
+//! 401 challenge, JWTs signed RS256 / ES256 / EdDSA verified against the
+//! issuer's JWKS, tokens for another resource refused, 403 insufficient_scope
+//! naming the scope, and tickets bound to the token's subject.
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+
+use serde_json::{Value, json};
+use test_harness::{TempDir, free_port, wait_for_port};
+
+struct Process(Child);
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn oidc_provider() -> (Process, String) {
+    let peers = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/peers");
+    assert!(
+        peers.join("node_modules/oidc-provider").exists(),
+        "oidc-provider is not installed: run scripts/install-test-peers (scripts/test does)"
+    );
+    let port = free_port();
+    let mut child = Command::new("node")
+        .arg(peers.join("oidc_provider.mjs"))
+        .arg(port.to_string())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("node runs");
+    let mut ready = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut ready)
+        .unwrap();
+    assert_eq!(ready.trim(), "ready");
+    (Process(child), format!("http://127.0.0.1:{port}"))
+}
+
+fn counter(issuer: &str, dir: &TempDir) -> (Process, String) {
+    let port = free_port();
+    let resource = format!("http://127.0.0.1:{port}/mcp");
+    let child = Command::new(env!("CARGO_BIN_EXE_counter"))
+        .args([
+            "--addr",
+            &format!("127.0.0.1:{port}"),
+            "--oauth-issuer",
+            issuer,
+        ])
+        .args([
+            "--oauth-resource",
+            &resource,
+            "--oauth-scope",
+            "counter:write",
+        ])
+        .current_dir(&dir.0)
+        .env(
+            "MRTR_REQUEST_STATE_KEY",
+            "oauth-test-key-0123456789abcdef012345678",
+        )
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for_port(port, "counter");
+    (Process(child), resource)
+}
+
+async fn token(issuer: &str, client: &str, resource: &str, scope: &str) -> String {
+    let answer: Value = reqwest::Client::new()
+        .post(format!("{issuer}/token"))
+        .basic_auth(client, Some("tessera-secret"))
+        .form(&[
+            ("grant_type", "client_credentials"),
+            ("resource", resource),
+            ("scope", scope),
+        ])
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    answer["access_token"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no token: {answer}"))
+        .to_owned()
+}
+
+/// One MCP POST with `token`: status, `WWW-Authenticate`, and the body.
+async fn post(
+    url: &str,
+    token: Option<&str>,
+    id: i64,
+    method: &str,
+    mut params: Value,
+) -> (u16, String, Value) {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}
+    });
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", method);
+    if let Some(name) = params.get("name").and_then(Value::as_str) {
+        request = request.header("mcp-name", name);
+    }
+    if let Some(t) = token {
+        request = request.bearer_auth(t);
+    }
+    let response = request
+        .body(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string())
+        .send()
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    let challenge = response
+        .headers()
+        .get("www-authenticate")
+        .map(|v| v.to_str().unwrap().to_owned())
+        .unwrap_or_default();
+    (
+        status,
+        challenge,
+        response.json().await.unwrap_or(Value::Null),
+    )
+}
+
+fn call(state: Option<&Value>, answers: Value) -> Value {
+    let mut p = json!({"name": "increase-counter", "arguments": {"current": 10}});
+    if let Some(s) = state {
+        p["requestState"] = s.clone();
+        p["inputResponses"] = answers;
+    }
+    p
+}
+
+#[tokio::test]
+async fn a_protected_counter_with_a_real_authorization_server() {
+    let (_oidc, issuer) = oidc_provider();
+    let dir = TempDir::new("counter-oauth");
+    let (_counter, url) = counter(&issuer, &dir);
+    let metadata_url = url.replace("/mcp", "/.well-known/oauth-protected-resource/mcp");
+
+    // RFC 9728 metadata, at the path-suffixed and the root well-known URIs.
+    for at in [
+        metadata_url.clone(),
+        url.replace("/mcp", "/.well-known/oauth-protected-resource"),
+    ] {
+        let prm: Value = reqwest::get(&at).await.unwrap().json().await.unwrap();
+        assert_eq!(
+            prm,
+            json!({"resource": url, "authorization_servers": [issuer],
+                "bearer_methods_supported": ["header"], "scopes_supported": ["counter:write"]})
+        );
+    }
+
+    // No token: 401 naming the metadata and the scope.
+    let (status, challenge, _) = post(&url, None, 1, "tools/list", json!({})).await;
+    assert_eq!(status, 401);
+    assert!(challenge.starts_with("Bearer "), "{challenge}");
+    assert!(
+        challenge.contains(&format!("resource_metadata=\"{metadata_url}\"")),
+        "{challenge}"
+    );
+    assert!(challenge.contains("scope=\"counter:write\""), "{challenge}");
+    assert!(
+        !challenge.contains("error="),
+        "no token, no error code: {challenge}"
+    );
+
+    // A token for this resource, from each kind of key: served.
+    for alg in ["", " alg:ES256", " alg:EdDSA"] {
+        let t = token(
+            &issuer,
+            "tessera-test",
+            &url,
+            &format!("counter:write{alg}"),
+        )
+        .await;
+        let (status, _, body) = post(&url, Some(&t), 2, "tools/list", json!({})).await;
+        assert_eq!(status, 200, "{alg}: {body}");
+        assert_eq!(body["result"]["tools"][0]["name"], "increase-counter");
+    }
+
+    // The three rounds with a token that grants counter:write.
+    let t = token(&issuer, "tessera-test", &url, "counter:write").await;
+    let (_, _, r1) = post(&url, Some(&t), 3, "tools/call", call(None, json!({}))).await;
+    let s1 = r1["result"]["requestState"].clone();
+    let amount = json!({"amount": {"action": "accept", "content": {"amount": 5}}});
+    let (_, _, r2) = post(
+        &url,
+        Some(&t),
+        4,
+        "tools/call",
+        call(Some(&s1), amount.clone()),
+    )
+    .await;
+    let s2 = r2["result"]["requestState"].clone();
+    let confirm = json!({"confirmation": {"action": "accept", "content": {"confirm": true}}});
+    let (_, _, r3) = post(&url, Some(&t), 5, "tools/call", call(Some(&s2), confirm)).await;
+    assert_eq!(
+        r3["result"]["content"][0]["text"],
+        "Counter increased by 5; next value is 15"
+    );
+
+    // The ticket is bound to the token's subject: another client cannot carry it on.
+    let other = token(&issuer, "tessera-other", &url, "counter:write").await;
+    let (_, _, stolen) = post(&url, Some(&other), 6, "tools/call", call(Some(&s1), amount)).await;
+    assert_eq!(stolen["error"]["code"], -32602, "{stolen}");
+
+    // A token for another resource is refused, never passed on.
+    let elsewhere = token(
+        &issuer,
+        "tessera-test",
+        "http://127.0.0.1:9/mcp",
+        "counter:write",
+    )
+    .await;
+    let (status, challenge, _) = post(&url, Some(&elsewhere), 7, "tools/list", json!({})).await;
+    assert_eq!(status, 401);
+    assert!(challenge.contains("error=\"invalid_token\""), "{challenge}");
+    let (status, _, _) = post(&url, Some("not-a-token"), 8, "tools/list", json!({})).await;
+    assert_eq!(status, 401);
+
+    // A token without the tool's scope: listing works, the call is 403 naming the scope.
+    let reader = token(&issuer, "tessera-test", &url, "mcp:read").await;
+    let (status, _, _) = post(&url, Some(&reader), 9, "tools/list", json!({})).await;
+    assert_eq!(status, 200);
+    let (status, challenge, body) =
+        post(&url, Some(&reader), 10, "tools/call", call(None, json!({}))).await;
+    assert_eq!(status, 403, "{body}");
+    assert!(
+        challenge.contains("error=\"insufficient_scope\""),
+        "{challenge}"
+    );
+    assert!(challenge.contains("scope=\"counter:write\""), "{challenge}");
+    assert!(
+        challenge.contains(&format!("resource_metadata=\"{metadata_url}\"")),
+        "{challenge}"
+    );
+}
