@@ -6,6 +6,7 @@ mod exit;
 mod output;
 mod prompt_form;
 mod server;
+mod sign_in;
 mod terminal;
 
 use std::io::IsTerminal;
@@ -69,6 +70,16 @@ enum Command {
         /// Only these list changes: tools, prompts, resources (repeatable; default: all three, or none when --resource is given).
         #[arg(long = "list", value_name = "KIND", value_parser = ["tools", "prompts", "resources"])]
         lists: Vec<String>,
+    },
+    /// Sign in to a protected server (OAuth): shows the URL, opens a browser, keeps the tokens.
+    Login {
+        /// The MCP endpoint.
+        url: String,
+    },
+    /// Forget the tokens kept for a server.
+    Logout {
+        /// The MCP endpoint.
+        url: String,
     },
     /// Print a new 32-byte random requestState key, base64-encoded.
     Keygen {
@@ -141,7 +152,10 @@ fn not_built(e: ClientError) -> (Exit, String) {
 }
 
 /// A client for `discover` and `tools`: the server is all they name.
-fn listing_client(url: Option<String>, stdio: Option<&str>) -> Result<McpClient, (Exit, String)> {
+async fn listing_client(
+    url: Option<String>,
+    stdio: Option<&str>,
+) -> Result<McpClient, (Exit, String)> {
     let (server, rest) = server(stdio, url.into_iter().collect())?;
     if let Some(extra) = rest.first() {
         return Err((
@@ -149,7 +163,25 @@ fn listing_client(url: Option<String>, stdio: Option<&str>) -> Result<McpClient,
             format!("unexpected argument {extra:?} (a URL and --stdio name two servers)"),
         ));
     }
-    server.client().build().map_err(not_built)
+    signing_in(&server, server.client())
+        .await?
+        .build()
+        .map_err(not_built)
+}
+
+/// An HTTP server's client signs in when challenged (kept tokens first).
+async fn signing_in(
+    server: &Server,
+    builder: tessera_client::McpClientBuilder,
+) -> Result<tessera_client::McpClientBuilder, (Exit, String)> {
+    if !matches!(server, Server::Url(_)) {
+        return Ok(builder);
+    }
+    let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let config = sign_in::oauth_config(interactive)
+        .await
+        .map_err(|e| (Exit::Failure, e))?;
+    Ok(builder.oauth(config))
 }
 
 fn failed(e: ClientError) -> (Exit, String) {
@@ -189,13 +221,43 @@ async fn run(command: Command) -> Result<Exit, (Exit, String)> {
             resources,
             lists,
         } => {
-            let c = listing_client(url, stdio.as_deref())?;
+            let c = listing_client(url, stdio.as_deref()).await?;
             let outcome = listen(&c, resources, &lists).await;
             c.close().await;
             outcome
         }
+        Command::Login { url } => {
+            let c = listing_client(Some(url.clone()), None).await?;
+            // Any request will do: a protected server challenges it, and the sign-in follows.
+            c.discover().await.map_err(failed)?;
+            let kept = sign_in::TokenFile::default_location().map_err(|e| (Exit::Failure, e))?;
+            let key = c.server_url().unwrap_or(url);
+            if tessera_client::TokenStore::load(&kept, &key).is_some() {
+                eprintln!(
+                    "tessera: signed in to {key} (tokens in {})",
+                    kept.path().display()
+                );
+            } else {
+                eprintln!("tessera: {key} did not ask to sign in");
+            }
+            Ok(Exit::Success)
+        }
+        Command::Logout { url } => {
+            let key = McpClient::builder(&url)
+                .build()
+                .map_err(not_built)?
+                .server_url()
+                .unwrap_or(url);
+            let kept = sign_in::TokenFile::default_location().map_err(|e| (Exit::Failure, e))?;
+            if kept.remove(&key).map_err(|e| (Exit::Failure, e))? {
+                eprintln!("tessera: signed out of {key}");
+            } else {
+                eprintln!("tessera: no tokens were kept for {key}");
+            }
+            Ok(Exit::Success)
+        }
         Command::Discover { url, stdio, json } => {
-            let c = listing_client(url, stdio.as_deref())?;
+            let c = listing_client(url, stdio.as_deref()).await?;
             let d = c.discover().await.map_err(failed);
             c.close().await;
             let d = d?;
@@ -207,7 +269,7 @@ async fn run(command: Command) -> Result<Exit, (Exit, String)> {
             Ok(Exit::Success)
         }
         Command::Tools { url, stdio, json } => {
-            let c = listing_client(url, stdio.as_deref())?;
+            let c = listing_client(url, stdio.as_deref()).await?;
             let tools = c.list_tools().await.map_err(failed);
             c.close().await;
             let tools = tools?;
@@ -243,6 +305,8 @@ async fn run(command: Command) -> Result<Exit, (Exit, String)> {
             let mut builder = server.client();
             if let Some(t) = &token {
                 builder = builder.bearer_token(t);
+            } else {
+                builder = signing_in(&server, builder).await?;
             }
             let c = builder
                 .elicitor(elicitor.clone())

@@ -322,3 +322,101 @@ fn listen_prints_each_notification_as_a_json_line_until_the_server_ends_it() {
     server.end_subscriptions();
     assert!(child.wait().unwrap().success());
 }
+
+/// A process that is killed when dropped.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn login_call_logout_against_a_real_authorization_server() {
+    use test_harness::{TempDir, free_port, wait_for_port};
+    let oidc = test_harness::OidcProvider::start();
+    // The counter, protected by it.
+    let dir = TempDir::new("cli-login");
+    let port = free_port();
+    let counter = std::path::Path::new(TESSERA).with_file_name("counter");
+    let _counter = Killed(
+        stdio_env(Command::new(counter).args([
+            "--addr",
+            &format!("127.0.0.1:{port}"),
+            "--oauth-issuer",
+            &oidc.issuer,
+            "--oauth-scope",
+            "counter:write",
+        ]))
+        .current_dir(&dir.0)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap(),
+    );
+    wait_for_port(port, "counter");
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let config = dir.0.join("config");
+    let jar = dir.0.join("cookies");
+    // The "browser": curl following the redirects, with cookies, to the loopback listener.
+    let browser = format!("curl -sL -c {0} -b {0} -o /dev/null", jar.display());
+    let tessera_in = |args: &[&str], browser: Option<&str>| {
+        let mut cmd = Command::new(TESSERA);
+        cmd.args(args)
+            .env("TESSERA_CONFIG_DIR", &config)
+            .env("TESSERA_SIGN_IN_TIMEOUT_SECS", "20")
+            .env_remove("BROWSER");
+        if let Some(b) = browser {
+            cmd.env("BROWSER", b);
+        }
+        run(&mut cmd)
+    };
+
+    let r = tessera_in(&["login", &url], Some(&browser));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("sign in at"),
+        "the URL is shown: {}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("signed in to"), "{}", r.stderr);
+    let tokens = config.join("tokens.json");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&tokens).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "tokens are readable by the user alone");
+    }
+    // Signed in: the call needs no browser.
+    let r = tessera_in(
+        &[
+            "call",
+            &url,
+            "increase-counter",
+            "current=10",
+            "--answer",
+            "amount.amount=5",
+            "--answer",
+            "confirmation.confirm=true",
+        ],
+        None,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stdout.trim(), "Counter increased by 5; next value is 15");
+    // Signed out: no terminal and no browser, so it says how to sign in instead of waiting.
+    let r = tessera_in(&["logout", &url], None);
+    assert!(r.stderr.contains("signed out"), "{}", r.stderr);
+    let r = tessera_in(&["tools", &url], None);
+    assert_eq!(r.code, 4, "{}", r.stderr);
+    assert!(r.stderr.contains("tessera login"), "{}", r.stderr);
+    // `tools` signs in by itself when a browser is at hand (a fresh one).
+    let fresh = format!(
+        "curl -sL -c {0} -b {0} -o /dev/null",
+        dir.0.join("cookies2").display()
+    );
+    let r = tessera_in(&["tools", &url], Some(&fresh));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.starts_with("increase-counter"), "{}", r.stdout);
+}

@@ -276,6 +276,14 @@ impl McpClient {
             .capabilities()
     }
 
+    /// The server's URL as the client uses it (its key for stored tokens); `None` over stdio.
+    pub fn server_url(&self) -> Option<String> {
+        match &self.transport {
+            Transport::Http(http) => Some(http.url.to_string()),
+            Transport::Stdio(_) => None,
+        }
+    }
+
     /// The protocol version in use (after the first request, the one agreed).
     pub fn protocol_version(&self) -> String {
         lock(&self.version).clone()

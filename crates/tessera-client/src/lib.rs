@@ -42,6 +42,9 @@ pub use elicitor::{Elicitor, InputKinds};
 pub use error::ClientError;
 pub use listener::{ListenEvent, Listener};
 pub use mcp_headers::{encode_header_value, invalid_header_annotation};
-pub use oauth::{Authorizer, BearerChallenge, HeadlessAuthorizer, OAuthConfig, PreRegistered};
+pub use oauth::{
+    Authorizer, BearerChallenge, HeadlessAuthorizer, OAuthConfig, PreRegistered, StoredTokens,
+    TokenStore,
+};
 pub use scripted::{ScriptedAnswer, ScriptedElicitor};
 pub use tessera_protocol::BoxFuture;

@@ -132,6 +132,7 @@ fn oauth(context: &Value) -> Result<OAuthConfig, ClientError> {
             issuer: field("issuer"),
         }),
         authorizer: Arc::new(HeadlessAuthorizer::new()?),
+        store: None,
     })
 }
 

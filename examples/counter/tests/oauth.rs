@@ -4,8 +4,6 @@
 //! issuer's JWKS, tokens for another resource refused, 403 insufficient_scope
 //! naming the scope, and tickets bound to the token's subject.
 
-use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
 use serde_json::{Value, json};
@@ -18,28 +16,6 @@ impl Drop for Process {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
-}
-
-fn oidc_provider() -> (Process, String) {
-    let peers = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/peers");
-    assert!(
-        peers.join("node_modules/oidc-provider").exists(),
-        "oidc-provider is not installed: run scripts/install-test-peers (scripts/test does)"
-    );
-    let port = free_port();
-    let mut child = Command::new("node")
-        .arg(peers.join("oidc_provider.mjs"))
-        .arg(port.to_string())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("node runs");
-    let mut ready = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut ready)
-        .unwrap();
-    assert_eq!(ready.trim(), "ready");
-    (Process(child), format!("http://127.0.0.1:{port}"))
 }
 
 fn counter(issuer: &str, dir: &TempDir) -> (Process, String) {
@@ -146,7 +122,8 @@ fn call(state: Option<&Value>, answers: Value) -> Value {
 
 #[tokio::test]
 async fn a_protected_counter_with_a_real_authorization_server() {
-    let (_oidc, issuer) = oidc_provider();
+    let oidc = test_harness::OidcProvider::start();
+    let issuer = oidc.issuer.clone();
     let dir = TempDir::new("counter-oauth");
     let (_counter, url) = counter(&issuer, &dir);
     let metadata_url = url.replace("/mcp", "/.well-known/oauth-protected-resource/mcp");

@@ -158,3 +158,47 @@ impl Drop for Nginx {
         let _ = self.child.wait();
     }
 }
+
+/// A real OAuth authorization server: oidc-provider (`tests/peers/oidc_provider.mjs`),
+/// on a free port, approving user `alice` at once in authorization code flows.
+pub struct OidcProvider {
+    child: Child,
+    /// Its issuer, `http://127.0.0.1:PORT`.
+    pub issuer: String,
+}
+
+impl OidcProvider {
+    /// Starts it and waits until it listens.
+    pub fn start() -> Self {
+        use std::io::{BufRead, BufReader};
+        let peers = Path::new(env!("CARGO_MANIFEST_DIR")).join("../peers");
+        assert!(
+            peers.join("node_modules/oidc-provider").exists(),
+            "oidc-provider is not installed: run scripts/install-test-peers (scripts/test does)"
+        );
+        let port = free_port();
+        let mut child = Command::new("node")
+            .arg(peers.join("oidc_provider.mjs"))
+            .arg(port.to_string())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start node: {e}"));
+        let mut lines = BufReader::new(child.stdout.take().expect("piped")).lines();
+        let ready = lines.next().and_then(Result::ok).unwrap_or_default();
+        assert_eq!(ready.trim(), "ready", "oidc-provider did not start");
+        // Keep reading: a closed pipe would end it at its next message.
+        std::thread::spawn(move || for _ in lines {});
+        Self {
+            child,
+            issuer: format!("http://127.0.0.1:{port}"),
+        }
+    }
+}
+
+impl Drop for OidcProvider {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

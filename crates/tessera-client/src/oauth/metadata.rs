@@ -35,6 +35,8 @@ pub(crate) struct AuthorizationServer {
     #[serde(default)]
     pub(crate) code_challenge_methods_supported: Option<Vec<String>>,
     #[serde(default)]
+    pub(crate) grant_types_supported: Option<Vec<String>>,
+    #[serde(default)]
     pub(crate) client_id_metadata_document_supported: bool,
     #[serde(default)]
     pub(crate) authorization_response_iss_parameter_supported: bool,

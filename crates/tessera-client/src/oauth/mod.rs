@@ -85,6 +85,36 @@ impl Authorizer for HeadlessAuthorizer {
     }
 }
 
+/// What a signed-in client keeps for one server between runs.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct StoredTokens {
+    /// The authorization server that issued them.
+    pub issuer: String,
+    /// The access token.
+    pub access_token: String,
+    /// The refresh token, if one was issued.
+    #[serde(default)]
+    pub refresh_token: Option<String>,
+    /// The client id registered with the issuer.
+    pub client_id: String,
+    /// Its secret, for confidential registrations.
+    #[serde(default)]
+    pub client_secret: Option<String>,
+    /// How it authenticates at the token endpoint: `client_secret_basic`, `client_secret_post` or `none`.
+    pub token_endpoint_auth_method: String,
+    /// The scopes granted.
+    #[serde(default)]
+    pub scopes: Vec<String>,
+}
+
+/// Keeps tokens between runs, by server URL.
+pub trait TokenStore: Send + Sync {
+    /// The tokens kept for `server`.
+    fn load(&self, server: &str) -> Option<StoredTokens>;
+    /// Keeps `tokens` for `server`.
+    fn save(&self, server: &str, tokens: &StoredTokens);
+}
+
 /// How a client signs in when a server challenges it.
 #[derive(Clone)]
 pub struct OAuthConfig {
@@ -99,4 +129,6 @@ pub struct OAuthConfig {
     pub pre_registered: Option<PreRegistered>,
     /// Who takes the user through authorization.
     pub authorizer: Arc<dyn Authorizer>,
+    /// Where tokens are kept between runs, if anywhere.
+    pub store: Option<Arc<dyn TokenStore>>,
 }

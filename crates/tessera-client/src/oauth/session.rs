@@ -65,7 +65,8 @@ impl OAuthSession {
             .timeout(std::time::Duration::from_secs(30))
             .build()
             .map_err(|e| ClientError::Config(e.to_string()))?;
-        Ok(Self {
+        let stored = config.store.as_ref().and_then(|s| s.load(server.as_str()));
+        let mut session = Self {
             config,
             http,
             server,
@@ -76,7 +77,49 @@ impl OAuthSession {
             refresh_token: None,
             requested: BTreeSet::new(),
             authorizations: 0,
-        })
+        };
+        if let Some(t) = stored {
+            session.registration = Some(Registration {
+                issuer: t.issuer,
+                client_id: t.client_id,
+                client_secret: t.client_secret,
+                auth: match t.token_endpoint_auth_method.as_str() {
+                    "client_secret_basic" => TokenAuth::Basic,
+                    "client_secret_post" => TokenAuth::Post,
+                    _ => TokenAuth::None,
+                },
+            });
+            session.access_token = Some(t.access_token);
+            session.refresh_token = t.refresh_token;
+            session.requested = t.scopes.into_iter().collect();
+        }
+        Ok(session)
+    }
+
+    /// Keeps the current tokens in the store, if there is one.
+    fn persist(&self) {
+        let (Some(store), Some(registration), Some(access_token)) =
+            (&self.config.store, &self.registration, &self.access_token)
+        else {
+            return;
+        };
+        store.save(
+            self.server.as_str(),
+            &super::StoredTokens {
+                issuer: registration.issuer.clone(),
+                access_token: access_token.clone(),
+                refresh_token: self.refresh_token.clone(),
+                client_id: registration.client_id.clone(),
+                client_secret: registration.client_secret.clone(),
+                token_endpoint_auth_method: match registration.auth {
+                    TokenAuth::Basic => "client_secret_basic",
+                    TokenAuth::Post => "client_secret_post",
+                    TokenAuth::None => "none",
+                }
+                .into(),
+                scopes: self.requested.iter().cloned().collect(),
+            },
+        );
     }
 
     /// The bearer token to send, if signed in.
@@ -106,14 +149,8 @@ impl OAuthSession {
             let scopes: BTreeSet<String> = self.requested.iter().cloned().chain(wanted).collect();
             return self.authorize(scopes).await;
         }
-        // 401. With a refresh token, try it once before anything else.
-        if self.access_token.take().is_some()
-            && let Some(refresh) = self.refresh_token.take()
-            && self.refresh(&refresh).await.is_ok()
-        {
-            return Ok(());
-        }
-        // The metadata is read again: the server may have moved to another authorization server.
+        // 401. The metadata is read again: the server may have moved to another authorization server.
+        let had_token = self.access_token.take().is_some();
         let resource = metadata::protected_resource(
             &self.http,
             &self.server,
@@ -123,26 +160,35 @@ impl OAuthSession {
         let issuer = resource.authorization_servers[0].clone();
         if self.issuer.as_ref().is_none_or(|i| i.issuer != issuer) {
             self.issuer = Some(metadata::authorization_server(&self.http, &issuer).await?);
-            // Credentials of another authorization server are never presented to this one.
-            if self
-                .registration
-                .as_ref()
-                .is_some_and(|r| r.issuer != issuer)
-            {
-                self.registration = None;
-            }
+        }
+        // Credentials and tokens of another authorization server are never presented to this one.
+        if self
+            .registration
+            .as_ref()
+            .is_some_and(|r| r.issuer != issuer)
+        {
+            self.registration = None;
+            self.refresh_token = None;
             self.requested.clear();
+        }
+        self.resource = Some(resource);
+        // An expired token with a refresh token: refreshed once before signing in again.
+        if had_token
+            && let Some(refresh) = self.refresh_token.take()
+            && self.refresh(&refresh).await.is_ok()
+        {
+            return Ok(());
         }
         let scopes: BTreeSet<String> = match challenge.scope.as_deref() {
             Some(s) => s.split_whitespace().map(str::to_owned).collect(),
-            None => resource
-                .scopes_supported
-                .clone()
+            None => self
+                .resource
+                .as_ref()
+                .and_then(|r| r.scopes_supported.clone())
                 .unwrap_or_default()
                 .into_iter()
                 .collect(),
         };
-        self.resource = Some(resource);
         self.authorize(scopes).await
     }
 
@@ -207,6 +253,7 @@ impl OAuthSession {
         self.requested = scopes;
         self.access_token = Some(token.access_token);
         self.refresh_token = token.refresh_token;
+        self.persist();
         Ok(())
     }
 
@@ -229,6 +276,7 @@ impl OAuthSession {
             .await?;
         self.access_token = Some(token.access_token);
         self.refresh_token = token.refresh_token.or(Some(refresh_token.to_owned()));
+        self.persist();
         Ok(())
     }
 
@@ -351,11 +399,21 @@ impl OAuthSession {
         server: &AuthorizationServer,
         endpoint: &str,
     ) -> Result<Registration, ClientError> {
+        // Refresh tokens are asked for where the server offers them (or says nothing).
+        let refresh = server
+            .grant_types_supported
+            .as_ref()
+            .is_none_or(|g| g.iter().any(|g| g == "refresh_token"));
+        let grant_types: &[&str] = if refresh {
+            &["authorization_code", "refresh_token"]
+        } else {
+            &["authorization_code"]
+        };
         let body = json!({
             "client_name": self.config.client_name,
             "redirect_uris": [self.config.redirect_uri],
             "application_type": "native",
-            "grant_types": ["authorization_code", "refresh_token"],
+            "grant_types": grant_types,
             "response_types": ["code"],
         });
         let response = self

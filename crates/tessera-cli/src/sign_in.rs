@@ -1,0 +1,213 @@
+//! Signing in from a terminal: a loopback listener for the redirect, the
+//! browser opened only after the URL is shown, tokens kept per server in the
+//! user's config directory (mode 0600).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tessera_client::{Authorizer, BoxFuture, ClientError, OAuthConfig, StoredTokens, TokenStore};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+
+/// How long a sign-in may take in the browser (`TESSERA_SIGN_IN_TIMEOUT_SECS`, default 300).
+fn sign_in_timeout() -> Duration {
+    let secs = std::env::var("TESSERA_SIGN_IN_TIMEOUT_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(300);
+    Duration::from_secs(secs)
+}
+
+/// The OAuth configuration of the CLI: a loopback redirect on a free port and
+/// the token file; `interactive` says whether a person may be sent to a browser.
+pub async fn oauth_config(interactive: bool) -> Result<OAuthConfig, String> {
+    let listener = TcpListener::bind("127.0.0.1:0")
+        .await
+        .map_err(|e| format!("cannot listen for the sign-in redirect: {e}"))?;
+    let port = listener.local_addr().map_err(|e| e.to_string())?.port();
+    let redirect_uri = format!("http://127.0.0.1:{port}/callback");
+    Ok(OAuthConfig {
+        redirect_uri,
+        client_name: "tessera-cli".into(),
+        client_metadata_url: None,
+        pre_registered: None,
+        authorizer: Arc::new(Loopback {
+            listener: tokio::sync::Mutex::new(listener),
+            interactive,
+        }),
+        store: Some(Arc::new(TokenFile::default_location()?)),
+    })
+}
+
+/// Shows the authorization URL, opens a browser, and waits for the redirect on 127.0.0.1.
+struct Loopback {
+    listener: tokio::sync::Mutex<TcpListener>,
+    interactive: bool,
+}
+
+impl Authorizer for Loopback {
+    fn authorize<'a>(
+        &'a self,
+        authorization_url: &'a str,
+        _redirect_uri: &'a str,
+    ) -> BoxFuture<'a, Result<String, ClientError>> {
+        Box::pin(async move {
+            let browser = std::env::var("BROWSER").ok().filter(|b| !b.is_empty());
+            if !self.interactive && browser.is_none() {
+                return Err(ClientError::Auth(
+                    "the server requires signing in, and there is no terminal or browser here: run `tessera login URL` first".into(),
+                ));
+            }
+            // The URL first, so the person sees where they are sent.
+            eprintln!("tessera: sign in at\n  {authorization_url}");
+            open_browser(browser.as_deref(), authorization_url);
+            let listener = self.listener.lock().await;
+            let limit = sign_in_timeout();
+            tokio::time::timeout(limit, redirect(&listener))
+                .await
+                .map_err(|_| {
+                    ClientError::Auth(format!("no sign-in within {} s", limit.as_secs()))
+                })?
+        })
+    }
+}
+
+/// Opens `url` with `$BROWSER`, else the platform's opener; silently does nothing without one.
+fn open_browser(browser: Option<&str>, url: &str) {
+    let opener = browser.map(str::to_owned).unwrap_or_else(|| {
+        if cfg!(target_os = "macos") {
+            "open"
+        } else {
+            "xdg-open"
+        }
+        .to_owned()
+    });
+    let mut words = opener.split_whitespace();
+    let Some(program) = words.next() else { return };
+    let started = std::process::Command::new(program)
+        .args(words)
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    if started.is_err() {
+        eprintln!("tessera: (no browser could be opened; open the URL above yourself)");
+    }
+}
+
+/// Waits for the authorization server's redirect and answers the browser.
+async fn redirect(listener: &TcpListener) -> Result<String, ClientError> {
+    loop {
+        let (mut stream, _) = listener
+            .accept()
+            .await
+            .map_err(|e| ClientError::Auth(format!("sign-in listener: {e}")))?;
+        let mut buf = vec![0u8; 8192];
+        let n = stream.read(&mut buf).await.unwrap_or(0);
+        let head = String::from_utf8_lossy(&buf[..n]);
+        let target = head
+            .lines()
+            .next()
+            .and_then(|l| l.strip_prefix("GET "))
+            .and_then(|l| l.split_whitespace().next())
+            .unwrap_or("");
+        if !target.starts_with("/callback") {
+            let _ = stream
+                .write_all(
+                    b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                )
+                .await;
+            continue;
+        }
+        let page = "<!doctype html><title>Signed in</title><p>Signed in. You can close this window and return to the terminal.</p>";
+        let _ = stream
+            .write_all(
+                format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{page}",
+                    page.len()
+                )
+                .as_bytes(),
+            )
+            .await;
+        let port = listener.local_addr().map(|a| a.port()).unwrap_or_default();
+        return Ok(format!("http://127.0.0.1:{port}{target}"));
+    }
+}
+
+/// Tokens by server URL in `tokens.json`, readable by the user alone.
+pub struct TokenFile {
+    path: PathBuf,
+}
+
+impl TokenFile {
+    /// `$TESSERA_CONFIG_DIR`, else `$XDG_CONFIG_HOME/tessera`, else `~/.config/tessera`.
+    pub fn default_location() -> Result<Self, String> {
+        let dir = std::env::var_os("TESSERA_CONFIG_DIR")
+            .map(PathBuf::from)
+            .or_else(|| {
+                std::env::var_os("XDG_CONFIG_HOME").map(|d| PathBuf::from(d).join("tessera"))
+            })
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config/tessera")))
+            .ok_or("no config directory: set HOME or TESSERA_CONFIG_DIR")?;
+        Ok(Self {
+            path: dir.join("tokens.json"),
+        })
+    }
+
+    fn read(&self) -> BTreeMap<String, StoredTokens> {
+        std::fs::read_to_string(&self.path)
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or_default()
+    }
+
+    fn write(&self, all: &BTreeMap<String, StoredTokens>) -> std::io::Result<()> {
+        let dir = self.path.parent().unwrap_or(std::path::Path::new("."));
+        std::fs::create_dir_all(dir)?;
+        let tmp = self.path.with_extension("json.tmp");
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create(true).truncate(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let mut file = options.open(&tmp)?;
+        std::io::Write::write_all(&mut file, serde_json::to_string_pretty(all)?.as_bytes())?;
+        file.sync_all()?;
+        std::fs::rename(&tmp, &self.path)
+    }
+
+    /// Forgets `server`'s tokens; whether there were any.
+    pub fn remove(&self, server: &str) -> Result<bool, String> {
+        let mut all = self.read();
+        let had = all.remove(server).is_some();
+        if had {
+            self.write(&all)
+                .map_err(|e| format!("{}: {e}", self.path.display()))?;
+        }
+        Ok(had)
+    }
+
+    /// Where the file is.
+    pub fn path(&self) -> &std::path::Path {
+        &self.path
+    }
+}
+
+impl TokenStore for TokenFile {
+    fn load(&self, server: &str) -> Option<StoredTokens> {
+        self.read().remove(server)
+    }
+
+    fn save(&self, server: &str, tokens: &StoredTokens) {
+        let mut all = self.read();
+        all.insert(server.to_owned(), tokens.clone());
+        if let Err(e) = self.write(&all) {
+            eprintln!(
+                "tessera: cannot keep the tokens in {}: {e}",
+                self.path.display()
+            );
+        }
+    }
+}
