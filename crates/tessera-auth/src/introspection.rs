@@ -82,13 +82,18 @@ impl TokenVerifier for Introspection {
             {
                 return invalid("the token has expired");
             }
+            // A token with neither subject nor client names nobody tickets could be bound to.
+            let Some(subject) = answer
+                .get("sub")
+                .or_else(|| answer.get("client_id"))
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+            else {
+                return invalid("the token names no subject");
+            };
             Ok(AuthInfo {
                 issuer: self.issuer.clone(),
-                subject: answer
-                    .get("sub")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_owned(),
+                subject: subject.to_owned(),
                 scopes: scopes_of(&answer),
                 client_id: answer
                     .get("client_id")

@@ -12,8 +12,10 @@ use crate::claims::{TokenError, TokenVerifier, audience_names, scopes_of};
 
 /// Seconds of clock difference tolerated on `exp` and `nbf`.
 const LEEWAY_SECS: u64 = 60;
-/// An unknown `kid` refetches the key set at most this often.
+/// An unknown `kid` refetches the key set at most this often (and a failed fetch waits as long).
 const REFETCH_AFTER: Duration = Duration::from_secs(30);
+/// Keys are fetched again after this long, so keys the issuer retires stop being trusted.
+const MAX_AGE: Duration = Duration::from_secs(3600);
 
 /// Verifies JWT access tokens signed with RS256, ES256 or EdDSA by `issuer`,
 /// for `resource`: the keys come from the issuer's `jwks_uri` (RFC 8414 or
@@ -91,45 +93,56 @@ impl JwtVerifier {
         )))
     }
 
-    /// The key set, fetched when missing, or again when `kid` is unknown (at most every 30 s).
+    /// The key set, fetched when missing or an hour old, or again when `kid`
+    /// is unknown; one fetch (or failure) per 30 s at most, whatever the tokens say.
     async fn key_for(&self, kid: Option<&str>) -> Result<jsonwebtoken::jwk::Jwk, TokenError> {
-        {
-            let keys = self.keys.read().await;
-            if let Some(key) = keys.set.as_ref().and_then(|s| find(s, kid)) {
-                return Ok(key.clone());
-            }
-            if keys.fetched.is_some_and(|t| t.elapsed() < REFETCH_AFTER) {
-                return Err(TokenError::Invalid(format!(
-                    "the token names key {kid:?}, which the issuer does not publish"
-                )));
-            }
-        }
-        let mut keys = self.keys.write().await;
-        let uri = match &keys.jwks_uri {
-            Some(u) => u.clone(),
-            None => {
-                let u = self.jwks_uri().await?;
-                keys.jwks_uri = Some(u.clone());
-                u
-            }
-        };
-        let set: JwkSet = self
-            .http
-            .get(&uri)
-            .send()
-            .await
-            .map_err(unavailable)?
-            .json()
-            .await
-            .map_err(unavailable)?;
-        keys.fetched = Some(Instant::now());
-        let key = find(&set, kid).cloned();
-        keys.set = Some(set);
-        key.ok_or_else(|| {
+        let unknown = || {
             TokenError::Invalid(format!(
                 "the token names key {kid:?}, which the issuer does not publish"
             ))
-        })
+        };
+        {
+            let keys = self.keys.read().await;
+            let fresh = keys.fetched.is_some_and(|t| t.elapsed() < MAX_AGE);
+            if fresh && let Some(key) = keys.set.as_ref().and_then(|s| find(s, kid)) {
+                return Ok(key.clone());
+            }
+        }
+        let mut keys = self.keys.write().await;
+        // Checked again under the lock: another request may have just fetched.
+        if keys.fetched.is_some_and(|t| t.elapsed() < REFETCH_AFTER) {
+            return match keys.set.as_ref().and_then(|s| find(s, kid)) {
+                Some(key) => Ok(key.clone()),
+                None if keys.set.is_none() => Err(TokenError::Unavailable(
+                    "the issuer's keys could not be fetched; retrying shortly".into(),
+                )),
+                None => Err(unknown()),
+            };
+        }
+        // Whatever happens next, the next fetch waits its turn.
+        keys.fetched = Some(Instant::now());
+        let fetched = async {
+            let uri = match &keys.jwks_uri {
+                Some(u) => u.clone(),
+                None => self.jwks_uri().await?,
+            };
+            let set: JwkSet = self
+                .http
+                .get(&uri)
+                .send()
+                .await
+                .map_err(unavailable)?
+                .json()
+                .await
+                .map_err(unavailable)?;
+            Ok::<_, TokenError>((uri, set))
+        }
+        .await;
+        let (uri, set) = fetched?;
+        keys.jwks_uri = Some(uri);
+        let key = find(&set, kid).cloned();
+        keys.set = Some(set);
+        key.ok_or_else(unknown)
     }
 }
 

@@ -71,12 +71,12 @@ impl OAuthResource {
         format!("{origin}/.well-known/oauth-protected-resource{path}")
     }
 
-    fn challenge(&self, error: Option<&str>, reason: String) -> AuthDecision {
+    /// A 401 challenge; `error` with its fixed description (details stay in the log).
+    fn challenge(&self, error: Option<(&str, &str)>, reason: String) -> AuthDecision {
         let mut header = format!("Bearer resource_metadata=\"{}\"", self.metadata_url());
-        if let Some(error) = error {
+        if let Some((error, description)) = error {
             header.push_str(&format!(
-                ", error=\"{error}\", error_description=\"{}\"",
-                reason.replace(['"', '\\'], "'")
+                ", error=\"{error}\", error_description=\"{description}\""
             ));
         }
         if !self.scopes_supported.is_empty() {
@@ -106,14 +106,23 @@ impl Authenticate for OAuthResource {
             match self.verifier.verify(token).await {
                 Ok(info) => AuthDecision::Verified(info),
                 Err(TokenError::Invalid(why)) => {
-                    tracing::info!(reason = %why, "access token refused");
-                    self.challenge(Some("invalid_token"), why)
+                    tracing::info!(reason = %why.escape_debug(), "access token refused");
+                    self.challenge(
+                        Some((
+                            "invalid_token",
+                            "The access token is invalid, expired or not for this resource",
+                        )),
+                        "the access token is invalid, expired or not for this resource".into(),
+                    )
                 }
                 Err(e @ TokenError::Unavailable(_)) => {
                     tracing::warn!(error = %e, "cannot verify access tokens");
                     self.challenge(
-                        Some("invalid_token"),
-                        "the token cannot be verified right now".into(),
+                        Some((
+                            "invalid_token",
+                            "The access token cannot be verified right now",
+                        )),
+                        "the access token cannot be verified right now".into(),
                     )
                 }
             }

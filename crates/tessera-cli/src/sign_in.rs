@@ -64,8 +64,9 @@ impl Authorizer for Loopback {
             eprintln!("tessera: sign in at\n  {authorization_url}");
             open_browser(browser.as_deref(), authorization_url);
             let listener = self.listener.lock().await;
+            let state = query_param(authorization_url, "state").unwrap_or_default();
             let limit = sign_in_timeout();
-            tokio::time::timeout(limit, redirect(&listener))
+            tokio::time::timeout(limit, redirect(&listener, &state))
                 .await
                 .map_err(|_| {
                     ClientError::Auth(format!("no sign-in within {} s", limit.as_secs()))
@@ -98,8 +99,46 @@ fn open_browser(browser: Option<&str>, url: &str) {
     }
 }
 
-/// Waits for the authorization server's redirect and answers the browser.
-async fn redirect(listener: &TcpListener) -> Result<String, ClientError> {
+/// The first value of query parameter `name` in `url` (percent-decoded).
+fn query_param(url: &str, name: &str) -> Option<String> {
+    let query = url.split_once('?')?.1;
+    query.split('&').find_map(|pair| {
+        let (k, v) = pair.split_once('=')?;
+        (k == name).then(|| percent_decode(v))
+    })
+}
+
+fn percent_decode(s: &str) -> String {
+    let hex = |b: u8| (b as char).to_digit(16);
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match (
+            bytes[i],
+            bytes.get(i + 1).copied().and_then(hex),
+            bytes.get(i + 2).copied().and_then(hex),
+        ) {
+            (b'%', Some(hi), Some(lo)) => {
+                out.push(u8::try_from(hi * 16 + lo).unwrap_or(b'?'));
+                i += 3;
+            }
+            (b'+', ..) => {
+                out.push(b' ');
+                i += 1;
+            }
+            (b, ..) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Waits for the authorization server's redirect carrying `state` (anything
+/// else reaching the listener is turned away) and answers the browser.
+async fn redirect(listener: &TcpListener, state: &str) -> Result<String, ClientError> {
     loop {
         let (mut stream, _) = listener
             .accept()
@@ -114,7 +153,9 @@ async fn redirect(listener: &TcpListener) -> Result<String, ClientError> {
             .and_then(|l| l.strip_prefix("GET "))
             .and_then(|l| l.split_whitespace().next())
             .unwrap_or("");
-        if !target.starts_with("/callback") {
+        let ours = target.starts_with("/callback")
+            && query_param(target, "state").as_deref() == Some(state);
+        if !ours {
             let _ = stream
                 .write_all(
                     b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
@@ -157,30 +198,56 @@ impl TokenFile {
         })
     }
 
-    fn read(&self) -> BTreeMap<String, StoredTokens> {
-        std::fs::read_to_string(&self.path)
-            .ok()
-            .and_then(|t| serde_json::from_str(&t).ok())
-            .unwrap_or_default()
+    /// Every kept token; `Err` when the file exists but cannot be read (it is then never overwritten).
+    fn read(&self) -> Result<BTreeMap<String, StoredTokens>, String> {
+        match std::fs::read_to_string(&self.path) {
+            Ok(text) => serde_json::from_str(&text).map_err(|e| {
+                format!(
+                    "{} is not a token file ({e}); move it aside",
+                    self.path.display()
+                )
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(BTreeMap::new()),
+            Err(e) => Err(format!("{}: {e}", self.path.display())),
+        }
     }
 
     fn write(&self, all: &BTreeMap<String, StoredTokens>) -> std::io::Result<()> {
         let dir = self.path.parent().unwrap_or(std::path::Path::new("."));
         std::fs::create_dir_all(dir)?;
-        let tmp = self.path.with_extension("json.tmp");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+        }
+        // A new file of our own each time (never an existing one or a link), then renamed over.
+        let tmp = dir.join(format!(
+            ".tokens.{}.{}.tmp",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos())
+        ));
         let mut options = std::fs::OpenOptions::new();
-        options.write(true).create(true).truncate(true);
+        options.write(true).create_new(true);
         #[cfg(unix)]
         std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-        let mut file = options.open(&tmp)?;
-        std::io::Write::write_all(&mut file, serde_json::to_string_pretty(all)?.as_bytes())?;
-        file.sync_all()?;
-        std::fs::rename(&tmp, &self.path)
+        let written = options.open(&tmp).and_then(|mut file| {
+            std::io::Write::write_all(&mut file, serde_json::to_string_pretty(all)?.as_bytes())?;
+            file.sync_all()
+        });
+        match written.and_then(|()| std::fs::rename(&tmp, &self.path)) {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                let _ = std::fs::remove_file(&tmp);
+                Err(e)
+            }
+        }
     }
 
     /// Forgets `server`'s tokens; whether there were any.
     pub fn remove(&self, server: &str) -> Result<bool, String> {
-        let mut all = self.read();
+        let mut all = self.read()?;
         let had = all.remove(server).is_some();
         if had {
             self.write(&all)
@@ -197,11 +264,23 @@ impl TokenFile {
 
 impl TokenStore for TokenFile {
     fn load(&self, server: &str) -> Option<StoredTokens> {
-        self.read().remove(server)
+        match self.read() {
+            Ok(mut all) => all.remove(server),
+            Err(e) => {
+                eprintln!("tessera: {e}");
+                None
+            }
+        }
     }
 
     fn save(&self, server: &str, tokens: &StoredTokens) {
-        let mut all = self.read();
+        let mut all = match self.read() {
+            Ok(all) => all,
+            Err(e) => {
+                eprintln!("tessera: the tokens are not kept: {e}");
+                return;
+            }
+        };
         all.insert(server.to_owned(), tokens.clone());
         if let Err(e) = self.write(&all) {
             eprintln!(
@@ -209,5 +288,19 @@ impl TokenStore for TokenFile {
                 self.path.display()
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_parameters_are_found_and_decoded() {
+        let url = "http://as/auth?client_id=a&state=x%2By%3D+z&e=%E2%82%AC&bad=%zz%";
+        assert_eq!(query_param(url, "state").as_deref(), Some("x+y= z"));
+        assert_eq!(query_param(url, "e").as_deref(), Some("€"));
+        assert_eq!(query_param(url, "bad").as_deref(), Some("%zz%"));
+        assert_eq!(query_param(url, "missing"), None);
     }
 }

@@ -527,7 +527,15 @@ impl McpClient {
                 .await
             {
                 Err(ClientError::Unauthorized { status, challenge }) if tries < 3 => {
-                    oauth.lock().await.answer(status, &challenge).await?;
+                    let mut session = oauth.lock().await;
+                    // Another request may have signed in meanwhile: then just retry with its token.
+                    if session.token() == token.as_deref() {
+                        session.answer(status, &challenge).await?;
+                    }
+                }
+                Ok(answer) => {
+                    oauth.lock().await.succeeded();
+                    return Ok(answer);
                 }
                 other => return other,
             }
@@ -627,6 +635,16 @@ impl McpClient {
         let task = match &self.transport {
             Transport::Http(http) => {
                 let (http, version) = (http.clone(), self.protocol_version());
+                // The stream carries the token; a protected server is signed in to first.
+                let token = match &self.oauth {
+                    Some(oauth) => {
+                        if oauth.lock().await.token().is_none() {
+                            self.request("server/discover", JsonObject::new()).await?;
+                        }
+                        oauth.lock().await.token().map(str::to_owned)
+                    }
+                    None => None,
+                };
                 tokio::spawn(async move {
                     let to = tx.clone();
                     let forward: NotificationHandler =
@@ -637,7 +655,7 @@ impl McpClient {
                         name: None,
                         params: Vec::new(),
                         open_ended: true,
-                        token: None,
+                        token: token.as_deref(),
                     };
                     let end = http.exchange(&body, id, mirrored, Some(&forward)).await;
                     let _ = tx.send(ended(end));

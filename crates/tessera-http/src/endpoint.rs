@@ -530,6 +530,13 @@ impl McpEndpoint {
             let h = response.headers_mut();
             h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin.clone());
             h.insert(header::VARY, HeaderValue::from_static("Origin"));
+            // A browser client must read the challenge to sign in.
+            if h.contains_key(header::WWW_AUTHENTICATE) {
+                h.insert(
+                    header::ACCESS_CONTROL_EXPOSE_HEADERS,
+                    HeaderValue::from_static("WWW-Authenticate"),
+                );
+            }
         }
     }
 }

@@ -119,6 +119,8 @@ impl ToolDef {
 
     /// Requires these OAuth scopes: a caller whose verified token lacks one
     /// gets 403 `insufficient_scope` naming them (so its client can step up).
+    /// Checked only where the transport verified a token (`RequestFacts::auth`):
+    /// over stdio, or behind another authentication hook, there is nothing to check.
     pub fn scopes<I, S>(mut self, scopes: I) -> Self
     where
         I: IntoIterator<Item = S>,

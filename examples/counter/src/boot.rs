@@ -27,7 +27,7 @@ pub fn endpoint_options(
         resource.clone(),
     ));
     let protected = tessera::auth::OAuthResource::new(resource.clone(), issuer.clone(), verifier)
-        .scopes_supported(config.oauth_scope.iter().cloned());
+        .scopes_supported(config.oauth_scope.iter().flat_map(|s| s.split_whitespace()));
     tracing::info!(%issuer, %resource, "OAuth: accepting access tokens of this issuer for this resource");
     options
         .protected_resource(protected.metadata())

@@ -129,6 +129,21 @@ impl Config {
         {
             return Err("--oauth-resource and --oauth-scope need --oauth-issuer".into());
         }
+        if config.oauth_issuer.is_some() && config.stdio {
+            return Err(
+                "--oauth-issuer protects the HTTP endpoint; a stdio server has no bearer tokens"
+                    .into(),
+            );
+        }
+        let loopback = ["127.0.0.1:", "localhost:", "[::1]:"]
+            .iter()
+            .any(|p| config.addr.starts_with(p));
+        if config.oauth_issuer.is_some() && config.oauth_resource.is_none() && !loopback {
+            return Err(format!(
+                "--oauth-resource is required when listening on {}: tokens name this server by the URL clients use",
+                config.addr
+            ));
+        }
         Ok(config)
     }
 }

@@ -64,7 +64,7 @@ pub fn counter_server_with(
     ledger: Option<Arc<dyn TicketLedger>>,
     scope: Option<&str>,
 ) -> Result<McpServer, BuildError> {
-    let tool = increase_counter().scopes(scope);
+    let tool = increase_counter().scopes(scope.into_iter().flat_map(str::split_whitespace));
     let mut builder = McpServer::builder(SERVER_NAME, env!("CARGO_PKG_VERSION"))
         .request_state(codec)
         .tool(if single_use { tool.single_use() } else { tool });

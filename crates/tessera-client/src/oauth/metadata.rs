@@ -46,8 +46,29 @@ fn auth_error(message: impl Into<String>) -> ClientError {
     ClientError::Auth(message.into())
 }
 
+/// Refuses an OAuth URL that is neither `https` nor `http` to a loopback
+/// address: no other scheme reaches a browser or a request.
+pub(crate) fn check_url(url: &str) -> Result<(), ClientError> {
+    let parsed =
+        reqwest::Url::parse(url).map_err(|e| auth_error(format!("{url:?} is not a URL: {e}")))?;
+    let loopback = matches!(
+        parsed.host(),
+        Some(url::Host::Domain("localhost"))
+            | Some(url::Host::Ipv4(std::net::Ipv4Addr::LOCALHOST))
+            | Some(url::Host::Ipv6(std::net::Ipv6Addr::LOCALHOST))
+    );
+    match parsed.scheme() {
+        "https" => Ok(()),
+        "http" if loopback => Ok(()),
+        _ => Err(auth_error(format!(
+            "{url:?} is not an https URL (plain http is only for loopback addresses); refusing it"
+        ))),
+    }
+}
+
 /// GETs `url` as JSON; `Ok(None)` on a 4xx (not there), an error otherwise.
 async fn get_json(http: &reqwest::Client, url: &str) -> Result<Option<Value>, ClientError> {
+    check_url(url)?;
     let response = http
         .get(url)
         .header("Accept", "application/json")
@@ -172,12 +193,21 @@ pub(crate) async fn authorization_server(
             mismatched = Some(meta.issuer);
             continue;
         }
-        if let Some(methods) = &meta.code_challenge_methods_supported
-            && !methods.iter().any(|m| m == "S256")
+        // The spec: no advertised S256, no authorization (PKCE cannot be assumed).
+        if !meta
+            .code_challenge_methods_supported
+            .as_ref()
+            .is_some_and(|m| m.iter().any(|m| m == "S256"))
         {
             return Err(auth_error(format!(
-                "authorization server {issuer} does not support PKCE S256"
+                "authorization server {issuer} does not advertise PKCE S256 (code_challenge_methods_supported); refusing to authorize"
             )));
+        }
+        for endpoint in [&meta.authorization_endpoint, &meta.token_endpoint]
+            .into_iter()
+            .chain(meta.registration_endpoint.as_ref())
+        {
+            check_url(endpoint)?;
         }
         return Ok(meta);
     }
@@ -206,5 +236,17 @@ mod tests {
         assert!(check_resource("http://localhost:3001/mcp", &server).is_err());
         assert!(check_resource("http://localhost:3000/other", &server).is_err());
         assert!(check_resource("http://localhost:3000/mc", &server).is_err());
+    }
+
+    #[test]
+    fn only_https_or_loopback_http() {
+        assert!(check_url("https://as.example.com/authorize").is_ok());
+        assert!(check_url("http://localhost:9/x").is_ok());
+        assert!(check_url("http://127.0.0.1:9/x").is_ok());
+        assert!(check_url("http://[::1]:9/x").is_ok());
+        assert!(check_url("http://as.example.com/authorize").is_err());
+        assert!(check_url("http://169.254.169.254/latest").is_err());
+        assert!(check_url("file:///etc/passwd").is_err());
+        assert!(check_url("javascript:alert(1)").is_err());
     }
 }

@@ -147,10 +147,43 @@ impl OAuthSession {
             }
             // Step-up: everything asked so far, and what this request needs.
             let scopes: BTreeSet<String> = self.requested.iter().cloned().chain(wanted).collect();
+            if self.resource.is_none() || self.issuer.is_none() {
+                // Tokens kept from an earlier run: the metadata is not known yet.
+                self.discover(&challenge).await?;
+            }
             return self.authorize(scopes).await;
         }
         // 401. The metadata is read again: the server may have moved to another authorization server.
         let had_token = self.access_token.take().is_some();
+        self.discover(&challenge).await?;
+        // An expired token with a refresh token: refreshed once before signing in again.
+        if had_token
+            && let Some(refresh) = self.refresh_token.take()
+            && self.refresh(&refresh).await.is_ok()
+        {
+            return Ok(());
+        }
+        let scopes: BTreeSet<String> = match challenge.scope.as_deref() {
+            Some(s) => s.split_whitespace().map(str::to_owned).collect(),
+            None => self
+                .resource
+                .as_ref()
+                .and_then(|r| r.scopes_supported.clone())
+                .unwrap_or_default()
+                .into_iter()
+                .collect(),
+        };
+        self.authorize(scopes).await
+    }
+
+    /// A request went through: the next challenge starts a fresh count of authorizations.
+    pub(crate) fn succeeded(&mut self) {
+        self.authorizations = 0;
+    }
+
+    /// Reads the Protected Resource Metadata and its authorization server's
+    /// metadata; credentials of another authorization server are dropped.
+    async fn discover(&mut self, challenge: &BearerChallenge) -> Result<(), ClientError> {
         let resource = metadata::protected_resource(
             &self.http,
             &self.server,
@@ -172,24 +205,7 @@ impl OAuthSession {
             self.requested.clear();
         }
         self.resource = Some(resource);
-        // An expired token with a refresh token: refreshed once before signing in again.
-        if had_token
-            && let Some(refresh) = self.refresh_token.take()
-            && self.refresh(&refresh).await.is_ok()
-        {
-            return Ok(());
-        }
-        let scopes: BTreeSet<String> = match challenge.scope.as_deref() {
-            Some(s) => s.split_whitespace().map(str::to_owned).collect(),
-            None => self
-                .resource
-                .as_ref()
-                .and_then(|r| r.scopes_supported.clone())
-                .unwrap_or_default()
-                .into_iter()
-                .collect(),
-        };
-        self.authorize(scopes).await
+        Ok(())
     }
 
     /// The authorization code flow for `scopes`, ending with a token.
@@ -234,6 +250,7 @@ impl OAuthSession {
                 );
             }
         }
+        super::metadata::check_url(url.as_str())?;
         let callback = self
             .config
             .authorizer
