@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    counter::boot::init_logging();
+    let _log = counter::boot::init_logging();
     match run() {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {

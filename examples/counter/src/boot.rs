@@ -34,16 +34,21 @@ pub fn endpoint_options(
         .authenticate(protected)
 }
 
-/// Logs to stderr at `info` unless `RUST_LOG` says otherwise (colours on a terminal).
-pub fn init_logging() {
+/// Logs to stderr at `info` unless `RUST_LOG` says otherwise (colours on a
+/// terminal), through a queue written by its own thread, so that the
+/// per-request line never makes a request wait. Keep the guard until exit: it
+/// writes what is still queued.
+pub fn init_logging() -> crate::log_queue::LogGuard {
+    let (queue, guard) = crate::log_queue::LogQueue::to_stderr();
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
         )
-        .with_writer(std::io::stderr)
+        .with_writer(queue)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
+    guard
 }
 
 /// The configuration and the server it describes; every failure is a message

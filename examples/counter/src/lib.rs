@@ -6,6 +6,7 @@
 
 pub mod boot;
 pub mod config;
+pub mod log_queue;
 mod tool;
 
 pub use tool::{SERVER_NAME, counter_server, counter_server_with, increase_counter};

@@ -11,7 +11,7 @@ use tessera::http::McpEndpoint;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    counter::boot::init_logging();
+    let _log = counter::boot::init_logging();
     match run() {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {

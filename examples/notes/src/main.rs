@@ -12,7 +12,7 @@ use tessera::{ChangeBus, MemoryBus};
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    counter::boot::init_logging();
+    let _log = counter::boot::init_logging();
     match run() {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
