@@ -429,7 +429,12 @@ impl McpEndpoint {
     }
 
     async fn dispatch(&self, request: Incoming, facts: RequestFacts) -> Response<McpBody> {
-        let log = RequestLog::new(request.method(), request.target(), request.id());
+        let log = RequestLog::new(
+            request.method(),
+            request.target(),
+            request.id(),
+            self.options.access_log.as_ref(),
+        );
         let legacy = facts.legacy_version().is_some();
         let server = Arc::clone(&self.server);
         let span = tracing::info_span!("mcp_request", method = %log.method, target = %log.target, id = %log.id);
@@ -446,7 +451,7 @@ impl McpEndpoint {
             ))
         });
         match running.start(log).await {
-            Start::Answered(handled, log) => {
+            Start::Answered(handled, mut log) => {
                 // Initialize-era clients expect JSON-RPC errors in a 200 answer.
                 let status = match (&handled.result, legacy) {
                     (Err(e), false) => status_for(e),

@@ -19,6 +19,7 @@
 //! # }
 //! ```
 
+mod access_log;
 mod auth;
 mod body;
 mod deadline;
@@ -34,6 +35,8 @@ mod serve;
 mod service;
 mod stream;
 
+#[cfg(feature = "server")]
+pub use access_log::{AccessLog, AccessRecord};
 pub use auth::{AuthDecision, Authenticate, BearerTokens};
 pub use body::McpBody;
 pub use deadline::BodyReadTimeout;
@@ -41,5 +44,4 @@ pub use deadline::BodyReadTimeout;
 pub use deadline::{DeadlineBody, DeadlineError};
 pub use endpoint::McpEndpoint;
 pub use options::{EndpointOptions, Legacy};
-#[cfg(feature = "server")]
 pub use serve::{ServeOptions, graceful_shutdown, serve, serve_with, shutdown_signal};

@@ -30,6 +30,8 @@ pub struct EndpointOptions {
     pub(crate) body_bytes_in_flight: usize,
     pub(crate) large_bodies_at_once: usize,
     pub(crate) authenticate: Option<Arc<dyn Authenticate>>,
+    /// Where each request's log line goes instead of `tracing`.
+    pub(crate) access_log: Option<Arc<dyn crate::AccessLog>>,
     /// RFC 9728 metadata served at the well-known paths, when the endpoint is protected.
     pub(crate) protected_resource: Option<serde_json::Value>,
 }
@@ -49,6 +51,7 @@ impl Default for EndpointOptions {
             large_bodies_at_once: 2,
             authenticate: None,
             protected_resource: None,
+            access_log: None,
         }
     }
 }
@@ -172,6 +175,13 @@ impl EndpointOptions {
         path == "/.well-known/oauth-protected-resource"
             || (!suffix.is_empty()
                 && path == format!("/.well-known/oauth-protected-resource{suffix}"))
+    }
+
+    /// Hands each finished request's record to `log` (instead of an `info`
+    /// event per request), so it can be formatted and written off the request path.
+    pub fn access_log(mut self, log: Arc<dyn crate::AccessLog>) -> Self {
+        self.access_log = Some(log);
+        self
     }
 
     /// Authenticates every request before it is parsed.

@@ -32,18 +32,26 @@ pub(crate) struct RequestLog {
     pub target: String,
     pub id: String,
     pub started: Instant,
+    /// Where the line goes instead of `tracing`, when the endpoint has an access log.
+    pub access: Option<Arc<dyn crate::AccessLog>>,
 }
 
 impl RequestLog {
-    /// What to log about a request: empty, without allocating, when info logging is off.
-    pub(crate) fn new(method: &str, target: Option<&str>, id: &RequestId) -> Self {
+    /// What to log about a request: empty, without allocating, when nothing will be logged.
+    pub(crate) fn new(
+        method: &str,
+        target: Option<&str>,
+        id: &RequestId,
+        access: Option<&Arc<dyn crate::AccessLog>>,
+    ) -> Self {
         let started = Instant::now();
-        if !tracing::enabled!(tracing::Level::INFO) {
+        if access.is_none() && !tracing::enabled!(tracing::Level::INFO) {
             return Self {
                 method: String::new(),
                 target: String::new(),
                 id: String::new(),
                 started,
+                access: None,
             };
         }
         // Request-derived text is escaped: no newline, ESC or quote reaches the log as itself.
@@ -53,10 +61,26 @@ impl RequestLog {
             // Ids display as JSON, which escapes them already.
             id: id.to_string(),
             started,
+            access: access.cloned(),
         }
     }
 
-    pub(crate) fn finish(&self, status: StatusCode, outcome: &str, code: Option<i32>) {
+    pub(crate) fn finish(&mut self, status: StatusCode, outcome: &'static str, code: Option<i32>) {
+        let latency = self.started.elapsed();
+        if let Some(access) = self.access.take() {
+            // Handed over whole: formatting and writing happen off the request path.
+            access.record(crate::AccessRecord {
+                method: std::mem::take(&mut self.method),
+                target: std::mem::take(&mut self.target),
+                id: std::mem::take(&mut self.id),
+                status: status.as_u16(),
+                outcome,
+                code,
+                latency,
+                at: std::time::SystemTime::now(),
+            });
+            return;
+        }
         tracing::info!(
             method = %self.method,
             target = %self.target,
@@ -64,7 +88,7 @@ impl RequestLog {
             status = status.as_u16(),
             outcome,
             code,
-            latency_us = self.started.elapsed().as_micros() as u64,
+            latency_us = latency.as_micros() as u64,
             "request finished"
         );
     }
@@ -276,7 +300,8 @@ mod tests {
             .finish();
         tracing::subscriber::with_default(subscriber, || {
             let id = RequestId::String("7\nfake line".into());
-            let log = RequestLog::new("tools/call", Some("x\n\u{1b}[31mINFO forged"), &id);
+            let mut log =
+                RequestLog::new("tools/call", Some("x\n\u{1b}[31mINFO forged"), &id, None);
             log.finish(StatusCode::OK, "complete", None);
         });
         let text = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();

@@ -14,7 +14,7 @@ pub fn endpoint_options(
     config: &Config,
     local: std::net::SocketAddr,
 ) -> tessera::http::EndpointOptions {
-    let options = tessera::http::EndpointOptions::default().legacy(config.legacy);
+    let options = with_access_log(tessera::http::EndpointOptions::default().legacy(config.legacy));
     let Some(issuer) = &config.oauth_issuer else {
         return options;
     };
@@ -45,10 +45,26 @@ pub fn init_logging() -> crate::log_queue::LogGuard {
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
         )
-        .with_writer(queue)
+        .with_writer(queue.clone())
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
+    // The per-request line, when it is wanted, is formatted by the writer thread too.
+    if tracing::enabled!(target: "tessera_http::stream", tracing::Level::INFO) {
+        let _ = ACCESS_LOG.set(Arc::new(queue));
+    }
     guard
+}
+
+/// The access log `init_logging` set up, when requests are logged.
+static ACCESS_LOG: std::sync::OnceLock<Arc<dyn tessera::http::AccessLog>> =
+    std::sync::OnceLock::new();
+
+/// Endpoint options with the access log, when `init_logging` set one up.
+pub fn with_access_log(options: tessera::http::EndpointOptions) -> tessera::http::EndpointOptions {
+    match ACCESS_LOG.get() {
+        Some(log) => options.access_log(Arc::clone(log)),
+        None => options,
+    }
 }
 
 /// The configuration and the server it describes; every failure is a message

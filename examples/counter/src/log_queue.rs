@@ -1,7 +1,8 @@
-//! The log written off the request path: each formatted line goes into a
-//! bounded queue, and one thread writes the queue to stderr in batches. When
-//! the queue is full the line is dropped and counted (the count is logged
-//! once the queue has room again) rather than making a request wait.
+//! The log written off the request path: each formatted line, and each
+//! request's access record (formatted there, not on the request's thread),
+//! goes into a bounded queue, and one thread writes the queue to stderr in
+//! batches. When the queue is full the entry is dropped and counted (the count
+//! is logged once the queue has room again) rather than making a request wait.
 
 use std::io::Write;
 use std::sync::Arc;
@@ -12,10 +13,20 @@ use std::thread::JoinHandle;
 /// Lines waiting to be written, at most.
 const QUEUE_LINES: usize = 16 * 1024;
 
-/// Where formatted log lines go (a `tracing_subscriber` writer).
+/// What the writer thread receives.
+enum Entry {
+    /// A line `tracing` formatted.
+    Line(Vec<u8>),
+    /// A request's record, formatted by the writer.
+    Access(tessera::http::AccessRecord),
+    /// Write what came before, then stop.
+    Stop,
+}
+
+/// Where log lines and access records go (a `tracing_subscriber` writer and an access log).
 #[derive(Clone)]
 pub struct LogQueue {
-    tx: SyncSender<Vec<u8>>,
+    tx: SyncSender<Entry>,
     dropped: Arc<AtomicU64>,
 }
 
@@ -30,7 +41,7 @@ impl Drop for LogGuard {
         // The subscriber keeps its sender for good: an empty line tells the
         // thread to write what is queued before it, and stop.
         if let Some(queue) = self.queue.take() {
-            let _ = queue.tx.send(Vec::new());
+            let _ = queue.tx.send(Entry::Stop);
         }
         if let Some(t) = self.thread.take() {
             let _ = t.join();
@@ -59,22 +70,33 @@ impl LogQueue {
     }
 }
 
-fn write_lines(rx: &Receiver<Vec<u8>>, dropped: &AtomicU64) {
+fn write_lines(rx: &Receiver<Entry>, dropped: &AtomicU64) {
     // Not the locked handle: `eprintln!` elsewhere must still get stderr between batches.
     let mut out = std::io::BufWriter::with_capacity(64 * 1024, std::io::stderr());
     let mut reported = 0;
-    while let Ok(line) = rx.recv() {
-        if line.is_empty() {
+    let write = |out: &mut std::io::BufWriter<std::io::Stderr>, entry: Entry| -> bool {
+        match entry {
+            Entry::Line(line) => {
+                let _ = out.write_all(&line);
+            }
+            Entry::Access(record) => {
+                let _ = write_access(out, &record);
+            }
+            Entry::Stop => return false,
+        }
+        true
+    };
+    while let Ok(entry) = rx.recv() {
+        if !write(&mut out, entry) {
             break;
         }
-        let _ = out.write_all(&line);
         // Whatever else is queued goes in the same write.
+        let mut stop = false;
         while let Ok(more) = rx.try_recv() {
-            if more.is_empty() {
-                let _ = out.flush();
-                return;
+            if !write(&mut out, more) {
+                stop = true;
+                break;
             }
-            let _ = out.write_all(&more);
         }
         let lost = dropped.load(Ordering::Relaxed);
         if lost != reported {
@@ -86,8 +108,58 @@ fn write_lines(rx: &Receiver<Vec<u8>>, dropped: &AtomicU64) {
             reported = lost;
         }
         let _ = out.flush();
+        if stop {
+            return;
+        }
     }
     let _ = out.flush();
+}
+
+/// One access line, in the shape of the `tracing` line it replaces.
+fn write_access(out: &mut impl Write, r: &tessera::http::AccessRecord) -> std::io::Result<()> {
+    write_timestamp(out, r.at)?;
+    write!(
+        out,
+        "  INFO tessera_http::stream: request finished method={} target={} id={} status={} outcome={}",
+        r.method, r.target, r.id, r.status, r.outcome
+    )?;
+    if let Some(code) = r.code {
+        write!(out, " code={code}")?;
+    }
+    writeln!(out, " latency_us={}", r.latency.as_micros())
+}
+
+/// `YYYY-MM-DDTHH:MM:SS.ffffffZ` (UTC).
+fn write_timestamp(out: &mut impl Write, at: std::time::SystemTime) -> std::io::Result<()> {
+    let since = at.duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let secs = since.as_secs();
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    write!(
+        out,
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:06}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        since.subsec_micros()
+    )
+}
+
+impl tessera::http::AccessLog for LogQueue {
+    fn record(&self, record: tessera::http::AccessRecord) {
+        if let Err(TrySendError::Full(_)) = self.tx.try_send(Entry::Access(record)) {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+        }
+    }
 }
 
 /// One log line being formatted; queued when the formatter is done with it.
@@ -112,7 +184,11 @@ impl Drop for QueuedLine<'_> {
         if self.line.is_empty() {
             return;
         }
-        match self.queue.tx.try_send(std::mem::take(&mut self.line)) {
+        match self
+            .queue
+            .tx
+            .try_send(Entry::Line(std::mem::take(&mut self.line)))
+        {
             Ok(()) | Err(TrySendError::Disconnected(_)) => {}
             Err(TrySendError::Full(_)) => {
                 self.queue.dropped.fetch_add(1, Ordering::Relaxed);
@@ -148,8 +224,32 @@ mod tests {
             write!(line, "line {i}").unwrap();
         }
         assert_eq!(queue.dropped.load(Ordering::Relaxed), 3);
-        assert_eq!(rx.try_recv().unwrap(), b"line 0");
-        assert_eq!(rx.try_recv().unwrap(), b"line 1");
+        for expected in [&b"line 0"[..], b"line 1"] {
+            match rx.try_recv().unwrap() {
+                Entry::Line(l) => assert_eq!(l, expected),
+                _ => panic!("a line"),
+            }
+        }
         assert!(rx.try_recv().is_err());
+    }
+
+    #[test]
+    fn access_lines_look_like_the_tracing_line_they_replace() {
+        let mut out = Vec::new();
+        let record = tessera::http::AccessRecord {
+            method: "tools/call".into(),
+            target: "increase-counter".into(),
+            id: "7".into(),
+            status: 200,
+            outcome: "input_required",
+            code: None,
+            latency: std::time::Duration::from_micros(123),
+            at: std::time::UNIX_EPOCH + std::time::Duration::from_micros(1_796_078_096_123_456),
+        };
+        write_access(&mut out, &record).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "2026-11-30T22:34:56.123456Z  INFO tessera_http::stream: request finished method=tools/call target=increase-counter id=7 status=200 outcome=input_required latency_us=123\n"
+        );
     }
 }

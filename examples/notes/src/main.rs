@@ -65,7 +65,10 @@ fn run() -> Result<(), String> {
             .map_err(|e| format!("cannot listen on {}: {e}", config.addr))?;
         let local = listener.local_addr().map_err(|e| e.to_string())?;
         tracing::info!(%local, "serving MCP at http://{local}/mcp");
-        let endpoint = McpEndpoint::new(Arc::clone(&server), EndpointOptions::default());
+        let endpoint = McpEndpoint::new(
+            Arc::clone(&server),
+            counter::boot::with_access_log(EndpointOptions::default()),
+        );
         tessera::http::serve(listener, endpoint, tessera::http::graceful_shutdown(server))
             .await
             .map_err(|e| e.to_string())
