@@ -75,40 +75,11 @@ async fn post(
     token: Option<&str>,
     id: i64,
     method: &str,
-    mut params: Value,
+    params: Value,
 ) -> (u16, String, Value) {
-    params["_meta"] = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}
-    });
-    let mut request = reqwest::Client::new()
-        .post(url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", method);
-    if let Some(name) = params.get("name").and_then(Value::as_str) {
-        request = request.header("mcp-name", name);
-    }
-    if let Some(t) = token {
-        request = request.bearer_auth(t);
-    }
-    let response = request
-        .body(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string())
-        .send()
-        .await
-        .unwrap();
-    let status = response.status().as_u16();
-    let challenge = response
-        .headers()
-        .get("www-authenticate")
-        .map(|v| v.to_str().unwrap().to_owned())
-        .unwrap_or_default();
-    (
-        status,
-        challenge,
-        response.json().await.unwrap_or(Value::Null),
-    )
+    let r = test_harness::mcp_post(&reqwest::Client::new(), url, token, id, method, params).await;
+    let challenge = r.header("www-authenticate").to_owned();
+    (r.status, challenge, r.body)
 }
 
 fn call(state: Option<&Value>, answers: Value) -> Value {

@@ -80,54 +80,20 @@ impl Cluster {
     }
 }
 
-fn meta() -> Value {
-    json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}
-    })
-}
-
 /// One POST; the JSON-RPC response, its status, and the instance nginx chose.
 async fn post(
     http: &reqwest::Client,
     url: &str,
     id: i64,
     method: &str,
-    mut params: Value,
+    params: Value,
 ) -> (u16, Value, String) {
-    params["_meta"] = meta();
-    let name = params
-        .get("name")
-        .or(params.get("uri"))
-        .and_then(Value::as_str)
-        .map(str::to_owned);
-    let mut request = http
-        .post(url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", method);
-    if let Some(name) = name {
-        request = request.header("mcp-name", name);
-    }
-    let response = request
-        .body(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string())
-        .send()
-        .await
-        .unwrap();
-    let status = response.status().as_u16();
-    let upstream = response
-        .headers()
-        .get("x-upstream")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-        .to_owned();
-    let retry_after = response.headers().get("retry-after").is_some();
-    let mut body: Value = response.json().await.unwrap();
-    if retry_after {
+    let r = test_harness::mcp_post(http, url, None, id, method, params).await;
+    let mut body = r.body.clone();
+    if !r.header("retry-after").is_empty() {
         body["retryAfter"] = json!(true);
     }
-    (status, body, upstream)
+    (r.status, body, r.header("x-upstream").to_owned())
 }
 
 fn add_note(title: &str, state: Option<&Value>, answers: Value) -> Value {

@@ -227,3 +227,74 @@ impl Drop for OidcProvider {
         let _ = self.child.wait();
     }
 }
+
+/// The reply to one MCP POST: status, headers (names lowercase) and JSON body.
+pub struct McpReply {
+    /// The HTTP status.
+    pub status: u16,
+    /// Every header, by lowercase name.
+    pub headers: std::collections::HashMap<String, String>,
+    /// The JSON body (`null` when there is none).
+    pub body: serde_json::Value,
+}
+
+impl McpReply {
+    /// A header's value, or `""`.
+    pub fn header(&self, name: &str) -> &str {
+        self.headers.get(name).map_or("", String::as_str)
+    }
+}
+
+/// One 2026-07-28 request over HTTP with every standard header (and a bearer
+/// `token` when given); `params` gets the `_meta` envelope (form elicitation declared).
+pub async fn mcp_post(
+    http: &reqwest::Client,
+    url: &str,
+    token: Option<&str>,
+    id: i64,
+    method: &str,
+    mut params: serde_json::Value,
+) -> McpReply {
+    use serde_json::{Value, json};
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}
+    });
+    let mut request = http
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", method);
+    if let Some(name) = params
+        .get("name")
+        .or(params.get("uri"))
+        .and_then(Value::as_str)
+    {
+        request = request.header("mcp-name", name.to_owned());
+    }
+    if let Some(t) = token {
+        request = request.bearer_auth(t);
+    }
+    let response = request
+        .body(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string())
+        .send()
+        .await
+        .expect("the server answers");
+    let status = response.status().as_u16();
+    let headers = response
+        .headers()
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.as_str().to_owned(),
+                v.to_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    McpReply {
+        status,
+        headers,
+        body: response.json().await.unwrap_or(Value::Null),
+    }
+}
