@@ -2,6 +2,11 @@
 //! machine. Bare hyper; each body is parsed once (to echo the id and pick
 //! the round) and a canned answer of the counter's shape and size is
 //! returned. No validation, no crypto: the upper bound for any MCP server.
+//!
+//! With `--secure` it is the *secure ceiling*: per request it also opens the
+//! request's ticket (when it has one) and seals a new one, bound to the call
+//! like the counter's, with `MRTR_REQUEST_STATE_KEY` — the least any server
+//! doing this job safely must do, and nothing else.
 
 use std::convert::Infallible;
 
@@ -12,20 +17,26 @@ use hyper::service::service_fn;
 use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
 use serde_json::Value;
+use tessera_state::{Binding, KeyRing, RequestStateCodec, StateKey};
 
 /// A canned ticket as long as the counter's encrypted tickets (245 and 274
 /// characters in rounds one and two).
 const TICKET: &str = "t1e.k1.NBoG85jGpHEnNV5VQ7vH5luCaBH0UeDF-abX93SCA3fOFDMnwUhmt77QsRibWAerDJaNh6OI4l9dEp_xc3Gdu4bQ8RxlwcC8Rkb-qsM7zgYiadBQjbdLJkfEK8nk1L3Z6gVitEQZXpacmVofr06pRbNkrKVAcidUp89v52ouRItcKUxeHfCT8rPmFqSNU5yKqQWm-Nx3iUby0IuGqjoTQeDWN05BA_N645OazuVEyhK6V09EKjtWzM-QrZzmK";
 
 fn answer(round: u8) -> String {
+    answer_with(round, TICKET)
+}
+
+/// The answer of `round` carrying `ticket`.
+fn answer_with(round: u8, ticket: &str) -> String {
     let meta =
         r#""_meta":{"io.modelcontextprotocol/serverInfo":{"name":"ceiling","version":"0.1.0"}}"#;
     match round {
         1 => format!(
-            r#"{{"resultType":"input_required","inputRequests":{{"amount":{{"method":"elicitation/create","params":{{"mode":"form","message":"By how much should the counter increase?","requestedSchema":{{"type":"object","properties":{{"amount":{{"type":"number","title":"Amount","description":"The amount to add to the current value"}}}},"required":["amount"]}}}}}}}},"requestState":"{TICKET}",{meta}}}"#
+            r#"{{"resultType":"input_required","inputRequests":{{"amount":{{"method":"elicitation/create","params":{{"mode":"form","message":"By how much should the counter increase?","requestedSchema":{{"type":"object","properties":{{"amount":{{"type":"number","title":"Amount","description":"The amount to add to the current value"}}}},"required":["amount"]}}}}}}}},"requestState":"{ticket}",{meta}}}"#
         ),
         2 => format!(
-            r#"{{"resultType":"input_required","inputRequests":{{"confirmation":{{"method":"elicitation/create","params":{{"mode":"form","message":"Increase 10 by 5?","requestedSchema":{{"type":"object","properties":{{"confirm":{{"type":"boolean","title":"Confirm increase"}}}},"required":["confirm"]}}}}}}}},"requestState":"{TICKET}",{meta}}}"#
+            r#"{{"resultType":"input_required","inputRequests":{{"confirmation":{{"method":"elicitation/create","params":{{"mode":"form","message":"Increase 10 by 5?","requestedSchema":{{"type":"object","properties":{{"confirm":{{"type":"boolean","title":"Confirm increase"}}}},"required":["confirm"]}}}}}}}},"requestState":"{ticket}",{meta}}}"#
         ),
         _ => format!(
             r#"{{"resultType":"complete","content":[{{"type":"text","text":"Counter increased by 5; next value is 15"}}],{meta}}}"#
@@ -33,9 +44,17 @@ fn answer(round: u8) -> String {
     }
 }
 
+/// What the secure ceiling carries in its tickets: about the counter's payload.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Carried {
+    q: Value,
+    a: Value,
+}
+
 async fn serve(
     request: Request<hyper::body::Incoming>,
     answers: &'static [String; 3],
+    codec: Option<&'static RequestStateCodec>,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
     let body = match request.into_body().collect().await {
         Ok(b) => b.to_bytes(),
@@ -51,10 +70,46 @@ async fn serve(
     let id = parsed
         .get("id")
         .map_or_else(|| "null".to_owned(), Value::to_string);
-    let payload = format!(
-        r#"{{"jsonrpc":"2.0","id":{id},"result":{}}}"#,
-        answers[round - 1]
-    );
+    let secured;
+    let result = match codec {
+        None => &answers[round - 1],
+        Some(codec) => {
+            let params = parsed.get("params");
+            let binding = Binding::new(
+                "tools/call",
+                params
+                    .and_then(|p| p.get("name"))
+                    .and_then(Value::as_str)
+                    .unwrap_or(""),
+                params
+                    .and_then(|p| p.get("arguments"))
+                    .unwrap_or(&Value::Null),
+                None,
+                "ceiling",
+            );
+            if let Some(token) = params
+                .and_then(|p| p.get("requestState"))
+                .and_then(Value::as_str)
+                && codec.open::<Carried>(token, &binding).is_err()
+            {
+                return Ok(Response::new(Full::new(Bytes::from_static(
+                    br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32602,"message":"Invalid or expired requestState"}}"#,
+                ))));
+            }
+            secured = if round < 3 {
+                let carried = Carried {
+                    q: serde_json::json!({"amount": {"type": "number"}}),
+                    a: responses.cloned().unwrap_or(Value::Null),
+                };
+                let ticket = codec.seal(&carried, &binding).unwrap_or_default();
+                answer_with(round as u8, &ticket)
+            } else {
+                answers[2].clone()
+            };
+            &secured
+        }
+    };
+    let payload = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#);
     let mut response = Response::new(Full::new(Bytes::from(payload)));
     response.headers_mut().insert(
         http::header::CONTENT_TYPE,
@@ -69,6 +124,15 @@ fn main() -> std::io::Result<()> {
         .nth(1)
         .unwrap_or_else(|| "127.0.0.1:8790".into());
     let answers: &'static [String; 3] = Box::leak(Box::new([answer(1), answer(2), answer(3)]));
+    let codec: Option<&'static RequestStateCodec> = if std::env::args().any(|a| a == "--secure") {
+        let secret = std::env::var("MRTR_REQUEST_STATE_KEY")
+            .map_err(|_| std::io::Error::other("--secure needs MRTR_REQUEST_STATE_KEY"))?;
+        let key = StateKey::from_secret_str(&secret).map_err(std::io::Error::other)?;
+        let ring = KeyRing::new("k1", key).map_err(std::io::Error::other)?;
+        Some(Box::leak(Box::new(RequestStateCodec::new(ring))))
+    } else {
+        None
+    };
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?
@@ -79,7 +143,7 @@ fn main() -> std::io::Result<()> {
                 let (stream, _) = listener.accept().await?;
                 stream.set_nodelay(true)?;
                 tokio::spawn(async move {
-                    let service = service_fn(move |r| serve(r, answers));
+                    let service = service_fn(move |r| serve(r, answers, codec));
                     let _ = http1::Builder::new()
                         .serve_connection(TokioIo::new(stream), service)
                         .await;
