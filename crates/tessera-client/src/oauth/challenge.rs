@@ -15,12 +15,17 @@ impl BearerChallenge {
     /// Reads the Bearer challenge of a `WWW-Authenticate` value (parameters in any order,
     /// quoted or bare); `None` when it has no Bearer challenge.
     pub fn parse(header: &str) -> Option<Self> {
-        let start = header
-            .char_indices()
-            .find(|(i, _)| {
-                header[*i..].len() >= 6 && header[*i..*i + 6].eq_ignore_ascii_case("bearer")
+        // The scheme starts the header or follows a comma (several challenges),
+        // and is a whole word: `Basic realm="bearer"` has no Bearer challenge.
+        let bytes = header.as_bytes();
+        let start = (0..bytes.len().saturating_sub(5))
+            .filter(|&i| bytes[i..i + 6].eq_ignore_ascii_case(b"bearer"))
+            .filter(|&i| {
+                let before = header.get(..i).unwrap_or("").trim_end();
+                before.is_empty() || before.ends_with(',')
             })
-            .map(|(i, _)| i + 6)?;
+            .find(|&i| bytes.get(i + 6).is_none_or(u8::is_ascii_whitespace))
+            .map(|i| i + 6)?;
         let mut out = Self::default();
         let mut rest = header[start..].trim_start();
         while !rest.is_empty() {
@@ -106,6 +111,10 @@ mod tests {
             BearerChallenge::default()
         );
         assert!(BearerChallenge::parse("Basic realm=x").is_none());
+        assert!(BearerChallenge::parse(r#"Basic realm="bearer""#).is_none());
+        assert!(BearerChallenge::parse("Bearerish x=1").is_none());
+        let c = BearerChallenge::parse(r#"Basic realm="x", Bearer scope="s""#).unwrap();
+        assert_eq!(c.scope.as_deref(), Some("s"));
         let c = BearerChallenge::parse(r#"Bearer scope="a \"b\" c""#).unwrap();
         assert_eq!(c.scope.as_deref(), Some(r#"a "b" c"#));
     }
