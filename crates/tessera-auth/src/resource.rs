@@ -55,25 +55,11 @@ impl OAuthResource {
         doc
     }
 
-    /// Where the metadata is served (path-suffixed, RFC 9728 §3.1).
-    fn metadata_url(&self) -> String {
-        let (origin, path) = match self
-            .resource
-            .find("://")
-            .and_then(|i| self.resource[i + 3..].find('/').map(|j| i + 3 + j))
-        {
-            Some(split) => (
-                &self.resource[..split],
-                self.resource[split..].trim_end_matches('/'),
-            ),
-            None => (self.resource.as_str(), ""),
-        };
-        format!("{origin}/.well-known/oauth-protected-resource{path}")
-    }
-
     /// A 401 challenge; `error` with its fixed description (details stay in the log).
     fn challenge(&self, error: Option<(&str, &str)>, reason: String) -> AuthDecision {
-        let mut header = format!("Bearer resource_metadata=\"{}\"", self.metadata_url());
+        // The same URL the endpoint serves the metadata at.
+        let url = tessera_http::resource_metadata_url(&self.resource).unwrap_or_default();
+        let mut header = format!("Bearer resource_metadata=\"{url}\"");
         if let Some((error, description)) = error {
             header.push_str(&format!(
                 ", error=\"{error}\", error_description=\"{description}\""

@@ -99,41 +99,12 @@ fn open_browser(browser: Option<&str>, url: &str) {
     }
 }
 
-/// The first value of query parameter `name` in `url` (percent-decoded).
+/// The first value of query parameter `name` in `url` (form-decoded).
 fn query_param(url: &str, name: &str) -> Option<String> {
     let query = url.split_once('?')?.1;
-    query.split('&').find_map(|pair| {
-        let (k, v) = pair.split_once('=')?;
-        (k == name).then(|| percent_decode(v))
-    })
-}
-
-fn percent_decode(s: &str) -> String {
-    let hex = |b: u8| (b as char).to_digit(16);
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match (
-            bytes[i],
-            bytes.get(i + 1).copied().and_then(hex),
-            bytes.get(i + 2).copied().and_then(hex),
-        ) {
-            (b'%', Some(hi), Some(lo)) => {
-                out.push(u8::try_from(hi * 16 + lo).unwrap_or(b'?'));
-                i += 3;
-            }
-            (b'+', ..) => {
-                out.push(b' ');
-                i += 1;
-            }
-            (b, ..) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    url::form_urlencoded::parse(query.as_bytes())
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.into_owned())
 }
 
 /// Waits for the authorization server's redirect carrying `state` (anything

@@ -43,5 +43,5 @@ pub use deadline::BodyReadTimeout;
 #[cfg(feature = "server")]
 pub use deadline::{DeadlineBody, DeadlineError};
 pub use endpoint::McpEndpoint;
-pub use options::{EndpointOptions, Legacy};
+pub use options::{EndpointOptions, Legacy, resource_metadata_url};
 pub use serve::{ServeOptions, graceful_shutdown, serve, serve_with, shutdown_signal};

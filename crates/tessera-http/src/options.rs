@@ -152,12 +152,7 @@ impl EndpointOptions {
             .as_ref()?
             .get("resource")?
             .as_str()?;
-        let url = http::Uri::try_from(resource).ok()?;
-        let origin = format!("{}://{}", url.scheme_str()?, url.authority()?);
-        let path = url.path().trim_end_matches('/');
-        Some(format!(
-            "{origin}/.well-known/oauth-protected-resource{path}"
-        ))
+        resource_metadata_url(resource)
     }
 
     /// Whether `path` is where the Protected Resource Metadata is served.
@@ -189,4 +184,15 @@ impl EndpointOptions {
         self.authenticate = Some(Arc::new(auth));
         self
     }
+}
+
+/// Where the Protected Resource Metadata of `resource` is served: the
+/// path-suffixed well-known URI of RFC 9728 §3.1.
+pub fn resource_metadata_url(resource: &str) -> Option<String> {
+    let url = http::Uri::try_from(resource).ok()?;
+    let origin = format!("{}://{}", url.scheme_str()?, url.authority()?);
+    let path = url.path().trim_end_matches('/');
+    Some(format!(
+        "{origin}/.well-known/oauth-protected-resource{path}"
+    ))
 }
