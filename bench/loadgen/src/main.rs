@@ -9,15 +9,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
-use hyper::client::conn::http1;
-use hyper_util::rt::TokioIo;
-use tokio::net::TcpStream;
+use loadgen::{Connection, Round, Target, round};
 
 /// Command-line settings.
 struct Settings {
-    url: http::Uri,
+    target: Target,
     concurrency: usize,
     duration: Duration,
     warmup: Duration,
@@ -53,15 +49,8 @@ fn settings() -> Result<Settings, String> {
             _ => return Err(format!("unknown argument {a}\n{USAGE}")),
         }
     }
-    let url: http::Uri = url
-        .ok_or(USAGE)?
-        .parse()
-        .map_err(|e| format!("bad --url: {e}"))?;
-    if url.scheme_str() != Some("http") || url.host().is_none() {
-        return Err("--url must be http://HOST:PORT/PATH".into());
-    }
     Ok(Settings {
-        url,
+        target: Target::parse(&url.ok_or(USAGE)?)?,
         concurrency: concurrency.max(1),
         duration: Duration::from_secs_f64(duration),
         warmup: Duration::from_secs_f64(warmup),
@@ -79,141 +68,22 @@ struct Tally {
     first_error: Option<String>,
 }
 
-const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"loadgen","version":"1"},"io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}}}}"#;
-
-fn body(id: u64, extra: &str) -> String {
-    format!(
-        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{{META},"name":"increase-counter","arguments":{{"current":10}}{extra}}}}}"#
-    )
-}
-
-/// The `requestState` string of a response (tickets are base64url and dots: no escapes).
-fn ticket(body: &str) -> Option<&str> {
-    let start = body.find(r#""requestState":""#)? + r#""requestState":""#.len();
-    let len = body[start..].find('"')?;
-    Some(&body[start..start + len])
-}
-
-struct Connection {
-    sender: http1::SendRequest<Full<Bytes>>,
-}
-
-async fn connect(settings: &Settings) -> Result<Connection, String> {
-    let host = settings.url.host().unwrap_or("127.0.0.1");
-    let port = settings.url.port_u16().unwrap_or(80);
-    let stream = TcpStream::connect((host, port))
-        .await
-        .map_err(|e| format!("connect: {e}"))?;
-    stream.set_nodelay(true).map_err(|e| e.to_string())?;
-    let (sender, conn) = http1::handshake(TokioIo::new(stream))
-        .await
-        .map_err(|e| format!("handshake: {e}"))?;
-    tokio::spawn(async move {
-        let _ = conn.await;
-    });
-    Ok(Connection { sender })
-}
-
-async fn post(
-    conn: &mut Connection,
-    settings: &Settings,
-    authority: &str,
-    payload: String,
-) -> Result<String, String> {
-    conn.sender
-        .ready()
-        .await
-        .map_err(|e| format!("connection: {e}"))?;
-    let request = http::Request::post(settings.url.path())
-        .header("Host", authority)
-        .header("Content-Type", "application/json")
-        .header("Accept", "application/json, text/event-stream")
-        .header("MCP-Protocol-Version", "2026-07-28")
-        .header("Mcp-Method", "tools/call")
-        .header("Mcp-Name", "increase-counter")
-        .body(Full::new(Bytes::from(payload)))
-        .map_err(|e| e.to_string())?;
-    let response = conn
-        .sender
-        .send_request(request)
-        .await
-        .map_err(|e| format!("request: {e}"))?;
-    let status = response.status();
-    let bytes = response
-        .into_body()
-        .collect()
-        .await
-        .map_err(|e| format!("body: {e}"))?
-        .to_bytes();
-    let text = String::from_utf8(bytes.to_vec()).map_err(|_| "body is not UTF-8".to_owned())?;
-    if status != http::StatusCode::OK {
-        return Err(format!(
-            "HTTP {status}: {}",
-            text.chars().take(200).collect::<String>()
-        ));
-    }
-    // An SSE answer: keep the data line of the final message.
-    Ok(
-        match text.lines().rev().find_map(|l| l.strip_prefix("data: ")) {
-            Some(data) if text.starts_with("event:") || text.starts_with("data:") => {
-                data.to_owned()
-            }
-            _ => text,
-        },
-    )
-}
-
 /// One complete flow; returns the three request latencies.
 async fn flow(
     conn: &mut Connection,
-    settings: &Settings,
-    authority: &str,
+    target: &Target,
     next_id: &mut u64,
 ) -> Result<[Duration; 3], String> {
-    let mut lat = [Duration::ZERO; 3];
-    let expect_id = |body: &str, id: u64| {
-        if body.contains(&format!(r#""id":{id},"#)) || body.contains(&format!(r#""id":{id}}}"#)) {
-            Ok(())
-        } else {
-            Err(format!("response does not echo id {id}: {body}"))
-        }
+    let mut id = || {
+        *next_id += 1;
+        *next_id
     };
-    *next_id += 1;
-    let id = *next_id;
-    let t = Instant::now();
-    let r1 = post(conn, settings, authority, body(id, "")).await?;
-    lat[0] = t.elapsed();
-    expect_id(&r1, id)?;
-    if !r1.contains(r#""input_required""#) || !r1.contains(r#""amount""#) {
-        return Err(format!("round 1 did not ask for the amount: {r1}"));
-    }
-    let s1 = ticket(&r1).ok_or("round 1 has no requestState")?;
-    *next_id += 1;
-    let id = *next_id;
-    let t = Instant::now();
-    let extra = format!(
-        r#","inputResponses":{{"amount":{{"action":"accept","content":{{"amount":5}}}}}},"requestState":"{s1}""#
-    );
-    let r2 = post(conn, settings, authority, body(id, &extra)).await?;
-    lat[1] = t.elapsed();
-    expect_id(&r2, id)?;
-    if !r2.contains(r#""confirmation""#) || !r2.contains("Increase 10 by 5?") {
-        return Err(format!("round 2 did not ask for confirmation: {r2}"));
-    }
-    let s2 = ticket(&r2).ok_or("round 2 has no requestState")?;
-    *next_id += 1;
-    let id = *next_id;
-    let t = Instant::now();
-    let extra = format!(
-        r#","inputResponses":{{"confirmation":{{"action":"accept","content":{{"confirm":true}}}}}},"requestState":"{s2}""#
-    );
-    let r3 = post(conn, settings, authority, body(id, &extra)).await?;
-    lat[2] = t.elapsed();
-    expect_id(&r3, id)?;
-    if !r3.contains("Counter increased by 5; next value is 15") {
-        return Err(format!("round 3 did not complete: {r3}"));
-    }
-    Ok(lat)
+    let first = round(conn, target, id(), Round::First).await?;
+    let ticket = first.ticket.unwrap_or_default();
+    let second = round(conn, target, id(), Round::Amount(&ticket)).await?;
+    let ticket = second.ticket.unwrap_or_default();
+    let third = round(conn, target, id(), Round::Confirm(&ticket)).await?;
+    Ok([first.latency, second.latency, third.latency])
 }
 
 async fn worker(
@@ -223,16 +93,12 @@ async fn worker(
     stop: Arc<AtomicBool>,
 ) -> Tally {
     let mut tally = Tally::default();
-    let authority = settings
-        .url
-        .authority()
-        .map_or_else(|| "127.0.0.1".to_owned(), |a| a.to_string());
     let mut next_id = worker * 1_000_000_000;
     let mut conn = None;
     while !stop.load(Ordering::Relaxed) {
         let c = match conn.as_mut() {
             Some(c) => c,
-            None => match connect(&settings).await {
+            None => match Connection::open(&settings.target).await {
                 Ok(c) => conn.insert(c),
                 Err(e) => {
                     tally.errors += 1;
@@ -243,7 +109,7 @@ async fn worker(
             },
         };
         let started = Instant::now();
-        let result = flow(c, &settings, &authority, &mut next_id).await;
+        let result = flow(c, &settings.target, &mut next_id).await;
         if !measuring.load(Ordering::Relaxed) {
             if result.is_err() {
                 conn = None;

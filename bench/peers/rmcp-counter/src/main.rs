@@ -8,6 +8,12 @@
 //! round 3 (confirm true) answers `Counter increased by {amount}; next value is
 //! {next}`. Anything else answers `Counter increase cancelled.`
 //!
+//! With `--sessionful` it serves the same tool the initialize-era way instead
+//! (sessions, `LocalSessionManager`, SSE): the handler awaits two
+//! `elicitation/create` requests pushed on the open `tools/call` stream, so
+//! every pending question holds a stream, a session and a task. `bench/waiting`
+//! uses it as the stream-holding comparison.
+//!
 //! `requestState` is sealed with rmcp's own `RequestStateCodec` (HMAC-SHA256,
 //! format `rs1`), bound through associated data to the tool name and the
 //! call's arguments, with a 600 s TTL.
@@ -23,13 +29,15 @@ use rmcp::{
     },
     model::{
         CallToolResponse, CallToolResult, ClientCapabilities, ContentBlock, ElicitRequest,
-        ElicitRequestParams, ElicitationSchema, InputRequest, InputRequests, InputRequiredResult,
-        ProtocolVersion, RequestStateCodec, SealOptions, ServerCapabilities, ServerConfig,
+        ElicitRequestParams, ElicitationAction, ElicitationSchema, InputRequest, InputRequests,
+        InputRequiredResult, ProtocolVersion, RequestStateCodec, SealOptions, ServerCapabilities,
+        ServerConfig,
     },
     service::RequestContext,
     tool, tool_handler, tool_router,
     transport::streamable_http_server::{
-        StreamableHttpServerConfig, StreamableHttpService, session::never::NeverSessionManager,
+        StreamableHttpServerConfig, StreamableHttpService,
+        session::{local::LocalSessionManager, never::NeverSessionManager},
     },
 };
 use serde::{Deserialize, Serialize};
@@ -252,9 +260,82 @@ impl ServerHandler for CounterServer {
     }
 }
 
-const USAGE: &str = "usage: rmcp-counter [--addr HOST:PORT]
+/// The same tool served the initialize-era way: each question is an
+/// `elicitation/create` request pushed to the client while the call waits.
+#[derive(Clone)]
+struct SessionfulCounter {
+    router: Arc<ToolRouter<SessionfulCounter>>,
+}
 
-  --addr   where to listen (default 127.0.0.1:8788)
+/// Pushes one form question and waits for the person's answer: the content of
+/// an `accept`, or `None`.
+async fn ask(
+    ctx: &RequestContext<RoleServer>,
+    requests: InputRequests,
+) -> Result<Option<Value>, ErrorData> {
+    let Some((_, InputRequest::Elicitation(request))) = requests.into_iter().next() else {
+        return Err(ErrorData::internal_error("no form", None));
+    };
+    let answer = ctx
+        .peer
+        .create_elicitation(request.params)
+        .await
+        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+    Ok(match answer.action {
+        ElicitationAction::Accept => answer.content,
+        _ => None,
+    })
+}
+
+#[tool_router]
+impl SessionfulCounter {
+    #[tool(
+        name = "increase-counter",
+        description = "Calculate a counter increase, asking the user twice over elicitation/create"
+    )]
+    async fn increase_counter(
+        &self,
+        Parameters(args): Parameters<CounterArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let current = args.current;
+        let cancelled = || CallToolResult::success(vec![ContentBlock::text(CANCELLED)]);
+        let amount = ask(&ctx, amount_form())
+            .await?
+            .and_then(|c| c.get("amount").and_then(Value::as_f64));
+        let Some(amount) = amount else {
+            return Ok(cancelled());
+        };
+        let confirmed = ask(&ctx, confirmation_form(current, amount))
+            .await?
+            .and_then(|c| c.get("confirm").and_then(Value::as_bool))
+            == Some(true);
+        if !confirmed {
+            return Ok(cancelled());
+        }
+        Ok(CallToolResult::success(vec![ContentBlock::text(format!(
+            "Counter increased by {amount}; next value is {}",
+            current + amount
+        ))]))
+    }
+}
+
+#[tool_handler(router = self.router)]
+impl ServerHandler for SessionfulCounter {
+    fn get_info(&self) -> ServerConfig {
+        let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build());
+        info.protocol_version = ProtocolVersion::V_2025_11_25;
+        info.server_info.name = "rmcp-counter-sessionful".into();
+        info.server_info.version = env!("CARGO_PKG_VERSION").into();
+        info
+    }
+}
+
+const USAGE: &str = "usage: rmcp-counter [--addr HOST:PORT] [--sessionful]
+
+  --addr         where to listen (default 127.0.0.1:8788)
+  --sessionful   serve the initialize era with sessions, asking over
+                 elicitation/create on the open stream (rmcp's defaults)
 
 The requestState HMAC key (at least 32 bytes) comes from MRTR_REQUEST_STATE_KEY.";
 
@@ -270,6 +351,7 @@ fn main() -> ExitCode {
 
 fn run() -> Result<(), String> {
     let mut addr = DEFAULT_ADDR.to_owned();
+    let mut sessionful = false;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -278,9 +360,26 @@ fn run() -> Result<(), String> {
                     .next()
                     .ok_or_else(|| format!("--addr needs a value\n\n{USAGE}"))?
             }
+            "--sessionful" => sessionful = true,
             "-h" | "--help" => return Err(USAGE.to_owned()),
             other => return Err(format!("unknown argument {other:?}\n\n{USAGE}")),
         }
+    }
+    if sessionful {
+        let server = SessionfulCounter {
+            router: Arc::new(SessionfulCounter::tool_router()),
+        };
+        // rmcp's defaults: sessions, SSE responses, 15 s keep-alive.
+        let service = StreamableHttpService::new(
+            move || Ok(server.clone()),
+            Arc::new(LocalSessionManager::default()),
+            StreamableHttpServerConfig::default(),
+        );
+        return serve(
+            &addr,
+            axum::Router::new().route_service("/mcp", service),
+            "sessionful, 2025-11-25, SSE",
+        );
     }
     let key = std::env::var(KEY_VAR)
         .ok()
@@ -301,19 +400,25 @@ fn run() -> Result<(), String> {
         Arc::new(NeverSessionManager::default()),
         config,
     );
-    let app = axum::Router::new().route_service("/mcp", service);
+    serve(
+        &addr,
+        axum::Router::new().route_service("/mcp", service),
+        "2026-07-28, stateless, JSON",
+    )
+}
 
+fn serve(addr: &str, app: axum::Router, mode: &str) -> Result<(), String> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
     runtime.block_on(async move {
         use axum::serve::ListenerExt;
-        let listener = tokio::net::TcpListener::bind(&addr)
+        let listener = tokio::net::TcpListener::bind(addr)
             .await
             .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
         let local = listener.local_addr().map_err(|e| e.to_string())?;
-        eprintln!("rmcp-counter: serving MCP (rmcp 3.11, 2026-07-28, stateless, JSON) at http://{local}/mcp");
+        eprintln!("rmcp-counter: serving MCP (rmcp 3.11, {mode}) at http://{local}/mcp");
         let listener = listener.tap_io(|tcp| {
             let _ = tcp.set_nodelay(true);
         });

@@ -1,0 +1,191 @@
+//! The wire shared by the load generators: the three rounds of an
+//! `increase-counter` call as a 2026-07-28 client sends them, checked, over a
+//! bare HTTP/1.1 connection.
+
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::client::conn::http1;
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpStream;
+
+const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"loadgen","version":"1"},"io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}}}}"#;
+
+/// Where the load goes: an `http://HOST:PORT/PATH` URL.
+pub struct Target {
+    url: http::Uri,
+    authority: String,
+}
+
+impl Target {
+    /// Parses and checks an `http://` URL with a host.
+    pub fn parse(url: &str) -> Result<Self, String> {
+        let url: http::Uri = url.parse().map_err(|e| format!("bad --url: {e}"))?;
+        if url.scheme_str() != Some("http") || url.host().is_none() {
+            return Err("--url must be http://HOST:PORT/PATH".into());
+        }
+        let authority = url
+            .authority()
+            .map_or_else(|| "127.0.0.1".to_owned(), |a| a.to_string());
+        Ok(Self { url, authority })
+    }
+
+    /// A POST of `payload` to the target's path with the MCP headers every
+    /// request carries; the caller adds what its era needs.
+    pub fn post(&self) -> http::request::Builder {
+        http::Request::post(self.url.path())
+            .header("Host", &self.authority)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+    }
+}
+
+/// One HTTP/1.1 keep-alive connection with `TCP_NODELAY`.
+pub struct Connection {
+    sender: http1::SendRequest<Full<Bytes>>,
+}
+
+impl Connection {
+    /// Opens a connection to the target.
+    pub async fn open(target: &Target) -> Result<Self, String> {
+        let host = target.url.host().unwrap_or("127.0.0.1");
+        let port = target.url.port_u16().unwrap_or(80);
+        let stream = TcpStream::connect((host, port))
+            .await
+            .map_err(|e| format!("connect: {e}"))?;
+        stream.set_nodelay(true).map_err(|e| e.to_string())?;
+        let (sender, conn) = http1::handshake(TokioIo::new(stream))
+            .await
+            .map_err(|e| format!("handshake: {e}"))?;
+        tokio::spawn(async move {
+            let _ = conn.await;
+        });
+        Ok(Self { sender })
+    }
+
+    /// Sends a request; the response's body is left to the caller.
+    pub async fn send(
+        &mut self,
+        request: http::Request<Full<Bytes>>,
+    ) -> Result<http::Response<Incoming>, String> {
+        self.sender
+            .ready()
+            .await
+            .map_err(|e| format!("connection: {e}"))?;
+        self.sender
+            .send_request(request)
+            .await
+            .map_err(|e| format!("request: {e}"))
+    }
+
+    /// Posts one 2026-07-28 `tools/call` and returns the JSON-RPC message
+    /// answering it (from a JSON body, or the last event of an SSE body).
+    async fn call(&mut self, target: &Target, payload: String) -> Result<String, String> {
+        let request = target
+            .post()
+            .header("MCP-Protocol-Version", "2026-07-28")
+            .header("Mcp-Method", "tools/call")
+            .header("Mcp-Name", "increase-counter")
+            .body(Full::new(Bytes::from(payload)))
+            .map_err(|e| e.to_string())?;
+        let response = self.send(request).await?;
+        let status = response.status();
+        let text = read_text(response.into_body()).await?;
+        if status != http::StatusCode::OK {
+            return Err(format!(
+                "HTTP {status}: {}",
+                text.chars().take(200).collect::<String>()
+            ));
+        }
+        Ok(
+            match text.lines().rev().find_map(|l| l.strip_prefix("data: ")) {
+                Some(data) if text.starts_with("event:") || text.starts_with("data:") => {
+                    data.to_owned()
+                }
+                _ => text,
+            },
+        )
+    }
+}
+
+/// A whole body as UTF-8 text.
+pub async fn read_text(body: Incoming) -> Result<String, String> {
+    let bytes = body
+        .collect()
+        .await
+        .map_err(|e| format!("body: {e}"))?
+        .to_bytes();
+    String::from_utf8(bytes.to_vec()).map_err(|_| "body is not UTF-8".to_owned())
+}
+
+/// Which round of the flow to send.
+pub enum Round<'a> {
+    /// No ticket: the server asks for the amount.
+    First,
+    /// The amount (5) with round one's ticket: the server asks to confirm.
+    Amount(&'a str),
+    /// The confirmation with round two's ticket: the server answers.
+    Confirm(&'a str),
+}
+
+/// What one round took and the ticket it handed back (none after the last).
+pub struct Step {
+    /// Time from sending the request to the whole answer.
+    pub latency: Duration,
+    /// The `requestState` to echo in the next round.
+    pub ticket: Option<String>,
+}
+
+/// Sends one round of `increase-counter` (current 10) with JSON-RPC id `id`
+/// and checks the answer is the one the counter gives.
+pub async fn round(
+    conn: &mut Connection,
+    target: &Target,
+    id: u64,
+    round: Round<'_>,
+) -> Result<Step, String> {
+    let extra = match round {
+        Round::First => String::new(),
+        Round::Amount(ticket) => format!(
+            r#","inputResponses":{{"amount":{{"action":"accept","content":{{"amount":5}}}}}},"requestState":"{ticket}""#
+        ),
+        Round::Confirm(ticket) => format!(
+            r#","inputResponses":{{"confirmation":{{"action":"accept","content":{{"confirm":true}}}}}},"requestState":"{ticket}""#
+        ),
+    };
+    let payload = format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{{META},"name":"increase-counter","arguments":{{"current":10}}{extra}}}}}"#
+    );
+    let started = Instant::now();
+    let answer = conn.call(target, payload).await?;
+    let latency = started.elapsed();
+    if !answer.contains(&format!(r#""id":{id},"#)) && !answer.contains(&format!(r#""id":{id}}}"#)) {
+        return Err(format!("response does not echo id {id}: {answer}"));
+    }
+    let expected = match round {
+        Round::First => r#""amount""#,
+        Round::Amount(_) => "Increase 10 by 5?",
+        Round::Confirm(_) => "Counter increased by 5; next value is 15",
+    };
+    if !answer.contains(expected) {
+        return Err(format!("expected {expected} in the answer: {answer}"));
+    }
+    let ticket = match round {
+        Round::Confirm(_) => None,
+        _ => Some(
+            ticket(&answer)
+                .ok_or_else(|| format!("no requestState in {answer}"))?
+                .to_owned(),
+        ),
+    };
+    Ok(Step { latency, ticket })
+}
+
+/// The `requestState` string of a response (tickets are base64url and dots: no escapes).
+fn ticket(body: &str) -> Option<&str> {
+    let start = body.find(r#""requestState":""#)? + r#""requestState":""#.len();
+    let len = body[start..].find('"')?;
+    Some(&body[start..start + len])
+}
