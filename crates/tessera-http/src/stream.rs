@@ -56,8 +56,8 @@ impl RequestLog {
         }
         // Request-derived text is escaped: no newline, ESC or quote reaches the log as itself.
         Self {
-            method: method.escape_debug().to_string(),
-            target: target.unwrap_or("").escape_debug().to_string(),
+            method: escaped(method),
+            target: escaped(target.unwrap_or("")),
             // Ids display as JSON, which escapes them already.
             id: id.to_string(),
             started,
@@ -91,6 +91,19 @@ impl RequestLog {
             latency_us = latency.as_micros() as u64,
             "request finished"
         );
+    }
+}
+
+/// `text` as `str::escape_debug` writes it, copied without the per-character
+/// walk when it is plain printable ASCII (the usual method and tool names).
+fn escaped(text: &str) -> String {
+    let plain = text
+        .bytes()
+        .all(|b| (0x20..0x7f).contains(&b) && !matches!(b, b'"' | b'\'' | b'\\'));
+    if plain {
+        text.to_owned()
+    } else {
+        text.escape_debug().to_string()
     }
 }
 
@@ -270,6 +283,26 @@ impl Drop for EventStream {
 
 #[cfg(test)]
 mod tests {
+    use super::escaped;
+
+    #[test]
+    fn escaped_matches_escape_debug() {
+        for text in [
+            "tools/call",
+            "increase-counter",
+            "",
+            "a\nb",
+            "say \"hi\"",
+            "it's",
+            "back\\slash",
+            "\u{1b}[31m",
+            "naïve",
+            "tab\t",
+        ] {
+            assert_eq!(escaped(text), text.escape_debug().to_string(), "{text:?}");
+        }
+    }
+
     use std::io::Write;
     use std::sync::{Arc, Mutex};
 
