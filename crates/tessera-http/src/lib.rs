@@ -22,6 +22,7 @@
 mod access_log;
 mod auth;
 mod body;
+mod clock;
 mod deadline;
 mod endpoint;
 mod era;
@@ -35,7 +36,6 @@ mod serve;
 mod service;
 mod stream;
 
-#[cfg(feature = "server")]
 pub use access_log::{AccessLog, AccessRecord};
 pub use auth::{AuthDecision, Authenticate, BearerTokens};
 pub use body::McpBody;
@@ -44,4 +44,6 @@ pub use deadline::BodyReadTimeout;
 pub use deadline::{DeadlineBody, DeadlineError};
 pub use endpoint::McpEndpoint;
 pub use options::{EndpointOptions, Legacy, resource_metadata_url};
+pub use reject::misconfigured;
+#[cfg(feature = "server")]
 pub use serve::{ServeOptions, graceful_shutdown, serve, serve_with, shutdown_signal};

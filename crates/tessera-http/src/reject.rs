@@ -42,6 +42,19 @@ pub(crate) fn rpc_error(
     )
 }
 
+/// 500 with a JSON-RPC internal error (-32603) saying what the operator must
+/// fix: for hosts without a boot step (a Worker whose secret is missing),
+/// where a native server would refuse to start.
+pub fn misconfigured(message: &str) -> Response<McpBody> {
+    error(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        None,
+        tessera_protocol::INTERNAL_ERROR,
+        message,
+        None,
+    )
+}
+
 /// 503 with `Retry-After`: the server cannot take the request now, through no fault of its own.
 pub(crate) fn unavailable(message: &str, retry_after_secs: u64) -> Response<McpBody> {
     let mut response = error(

@@ -5,7 +5,6 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
-use std::time::Instant;
 
 use bytes::Bytes;
 use http::StatusCode;
@@ -31,7 +30,7 @@ pub(crate) struct RequestLog {
     pub method: String,
     pub target: String,
     pub id: String,
-    pub started: Instant,
+    pub started: crate::clock::Started,
     /// Where the line goes instead of `tracing`, when the endpoint has an access log.
     pub access: Option<Arc<dyn crate::AccessLog>>,
 }
@@ -44,7 +43,7 @@ impl RequestLog {
         id: &RequestId,
         access: Option<&Arc<dyn crate::AccessLog>>,
     ) -> Self {
-        let started = Instant::now();
+        let started = crate::clock::start();
         if access.is_none() && !tracing::enabled!(tracing::Level::INFO) {
             return Self {
                 method: String::new(),
@@ -66,7 +65,7 @@ impl RequestLog {
     }
 
     pub(crate) fn finish(&mut self, status: StatusCode, outcome: &'static str, code: Option<i32>) {
-        let latency = self.started.elapsed();
+        let latency = crate::clock::elapsed(self.started);
         if let Some(access) = self.access.take() {
             // Handed over whole: formatting and writing happen off the request path.
             access.record(crate::AccessRecord {
@@ -77,7 +76,7 @@ impl RequestLog {
                 outcome,
                 code,
                 latency,
-                at: std::time::SystemTime::now(),
+                at: crate::clock::wall(),
             });
             return;
         }
@@ -274,7 +273,7 @@ impl Drop for EventStream {
             tracing::info!(
                 method = %self.log.method,
                 id = %self.log.id,
-                latency_us = self.log.started.elapsed().as_micros() as u64,
+                latency_us = crate::clock::elapsed(self.log.started).as_micros() as u64,
                 "client went away mid-stream; handler cancelled"
             );
         }

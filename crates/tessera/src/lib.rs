@@ -42,6 +42,11 @@ pub use tessera_auth as auth;
 #[cfg(feature = "redis")]
 pub use tessera_redis as redis;
 
+/// Cloudflare Workers: the fetch-handler adapter, keys from Worker secrets,
+/// the Durable Object ticket ledger (feature `worker`, for wasm32).
+#[cfg(feature = "worker")]
+pub use tessera_worker as worker;
+
 /// The client: [`McpClient`](client::McpClient) and the [`Elicitor`](client::Elicitor) it asks.
 #[cfg(feature = "client")]
 pub use tessera_client as client;

@@ -7,6 +7,4 @@
 pub mod boot;
 pub mod config;
 pub mod log_queue;
-mod tool;
-
-pub use tool::{SERVER_NAME, counter_server, counter_server_with, increase_counter};
+pub use counter_tool::{SERVER_NAME, counter_server, counter_server_with, increase_counter};

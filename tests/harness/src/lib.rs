@@ -228,6 +228,68 @@ impl Drop for OidcProvider {
     }
 }
 
+/// The counter Worker (`examples/counter-worker`) under `wrangler dev`
+/// (workerd) on a free port, built first; stopped with its process group.
+pub struct CounterWorker {
+    child: Child,
+    _state: TempDir,
+    /// Its MCP endpoint, `http://127.0.0.1:PORT/mcp`.
+    pub url: String,
+}
+
+impl CounterWorker {
+    /// Builds and starts it with `key` as `MRTR_REQUEST_STATE_KEY` (`None`:
+    /// no key at all), and waits until it answers (the first build of the
+    /// wasm can take minutes).
+    pub fn start(key: Option<&str>) -> Self {
+        use std::io::{BufRead, BufReader};
+        use std::os::unix::process::CommandExt;
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/counter-worker");
+        assert!(
+            dir.join("node_modules/.bin/wrangler").exists(),
+            "wrangler is not installed for examples/counter-worker: run scripts/install-test-peers (scripts/test does)"
+        );
+        let state = TempDir::new("counter-worker");
+        let log = state.0.join("dev.log");
+        let port = free_port();
+        let mut command = Command::new(dir.join("dev"));
+        command
+            .arg(port.to_string())
+            .env("MRTR_REQUEST_STATE_KEY", key.unwrap_or(""))
+            .env("COUNTER_WORKER_STATE", state.0.join("state"))
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&log).expect("a log file"))
+            .process_group(0);
+        let mut child = command
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start examples/counter-worker/dev: {e}"));
+        let mut lines = BufReader::new(child.stdout.take().expect("piped")).lines();
+        let ready = lines.next().and_then(Result::ok).unwrap_or_default();
+        if !ready.starts_with("counter-worker: ready") {
+            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            let tail: Vec<&str> = text.lines().rev().take(40).collect();
+            let tail: Vec<&str> = tail.into_iter().rev().collect();
+            panic!("the counter Worker did not start:\n{}", tail.join("\n"));
+        }
+        std::thread::spawn(move || for _ in lines {});
+        Self {
+            child,
+            _state: state,
+            url: format!("http://127.0.0.1:{port}/mcp"),
+        }
+    }
+}
+
+impl Drop for CounterWorker {
+    fn drop(&mut self) {
+        // wrangler and workerd run in the script's process group.
+        let _ = Command::new("kill")
+            .args(["-TERM", &format!("-{}", self.child.id())])
+            .status();
+        let _ = self.child.wait();
+    }
+}
+
 /// The reply to one MCP POST: status, headers (names lowercase) and JSON body.
 pub struct McpReply {
     /// The HTTP status.

@@ -1,4 +1,9 @@
-//! The `increase-counter` tool.
+//! The `increase-counter` tool and the server around it, shared by the
+//! native `counter` binary and the `counter-worker` Cloudflare Worker.
+//!
+//! Round one asks for an amount, round two for a confirmation, round three
+//! answers `Counter increased by 5; next value is 15`. Anything other than an
+//! accept with valid content answers `Counter increase cancelled.`
 
 use std::sync::Arc;
 

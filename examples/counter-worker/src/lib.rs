@@ -1,0 +1,28 @@
+//! The `increase-counter` server as a Cloudflare Worker: the same tool and
+//! server as the native `counter` (the `counter-tool` crate), served at
+//! `/mcp` by `tessera::worker::serve`.
+//!
+//! Configuration comes from the Worker's environment: the secret
+//! `MRTR_REQUEST_STATE_KEY` (`.dev.vars` locally), `MCP_ALLOWED_HOSTS` for
+//! the deployed hostname, and the `TICKET_LEDGER` Durable Object binding
+//! (`wrangler.jsonc`), which makes every ticket single-use.
+
+use tessera::worker::McpBody;
+use worker::{Context, Env, HttpRequest, event};
+
+/// The Durable Object class recording used tickets (bound as `TICKET_LEDGER`).
+pub use tessera::worker::TicketLedgerObject;
+
+/// Every request to the Worker.
+#[event(fetch)]
+async fn fetch(
+    request: HttpRequest,
+    env: Env,
+    _ctx: Context,
+) -> worker::Result<http::Response<McpBody>> {
+    Ok(tessera::worker::serve(request, &env, |setup| {
+        let single_use = setup.ledger.is_some();
+        counter_tool::counter_server_with(setup.codec, single_use, setup.ledger, None)
+    })
+    .await)
+}
