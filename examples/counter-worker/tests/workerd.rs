@@ -104,6 +104,11 @@ async fn the_counter_flows_and_refusals_under_workerd() {
     )
     .await;
     assert_eq!(replay.body["error"]["code"], -32602, "{}", replay.body);
+    // (A replay is not told apart from a forgery: the same error for both.)
+    assert_eq!(
+        replay.body["error"]["message"],
+        "Invalid or expired requestState"
+    );
 
     // A fresh ticket for each case from here on.
     // Decline at round one's form.

@@ -284,7 +284,7 @@ impl Drop for CounterWorker {
     fn drop(&mut self) {
         // wrangler and workerd run in the script's process group.
         let _ = Command::new("kill")
-            .args(["-TERM", &format!("-{}", self.child.id())])
+            .args(["-TERM", "--", &format!("-{}", self.child.id())])
             .status();
         let _ = self.child.wait();
     }
