@@ -422,3 +422,20 @@ fn login_call_logout_against_a_real_authorization_server() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.starts_with("increase-counter"), "{}", r.stdout);
 }
+
+#[test]
+fn call_completes_the_flow_against_the_counter_worker_under_workerd() {
+    let worker = test_harness::CounterWorker::start(Some("cli-worker-tests-key-0123456789abcdef"));
+    let r = tessera(&[
+        "call",
+        &worker.url,
+        "increase-counter",
+        "current=10",
+        "--answer",
+        "amount.amount=5",
+        "--answer",
+        "confirmation.confirm=true",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stdout.trim(), "Counter increased by 5; next value is 15");
+}

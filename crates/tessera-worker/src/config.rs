@@ -27,6 +27,8 @@ pub struct WorkerSetup {
     pub codec: RequestStateCodec,
     /// The Durable Object ledger, when the `TICKET_LEDGER` binding exists.
     pub ledger: Option<Arc<dyn TicketLedger>>,
+    /// The Worker's environment, for the application's own vars and bindings.
+    pub env: Env,
 }
 
 impl WorkerConfig {
@@ -55,7 +57,11 @@ impl WorkerConfig {
         });
         Ok(Self {
             options,
-            setup: WorkerSetup { codec, ledger },
+            setup: WorkerSetup {
+                codec,
+                ledger,
+                env: env.clone(),
+            },
         })
     }
 }

@@ -4,8 +4,10 @@
 //!
 //! Configuration comes from the Worker's environment: the secret
 //! `MRTR_REQUEST_STATE_KEY` (`.dev.vars` locally), `MCP_ALLOWED_HOSTS` for
-//! the deployed hostname, and the `TICKET_LEDGER` Durable Object binding
-//! (`wrangler.jsonc`), which makes every ticket single-use.
+//! the deployed hostname, and `SINGLE_USE = "true"` to make every ticket
+//! redeemable once through the `TICKET_LEDGER` Durable Object binding
+//! (`wrangler.jsonc`); like the native counter's default, tickets may
+//! otherwise be presented again until they expire.
 
 use tessera::worker::McpBody;
 use worker::{Context, Env, HttpRequest, event};
@@ -21,8 +23,12 @@ async fn fetch(
     _ctx: Context,
 ) -> worker::Result<http::Response<McpBody>> {
     Ok(tessera::worker::serve(request, &env, |setup| {
-        let single_use = setup.ledger.is_some();
-        counter_tool::counter_server_with(setup.codec, single_use, setup.ledger, None)
+        let single_use = setup
+            .env
+            .var("SINGLE_USE")
+            .is_ok_and(|v| v.to_string().trim() == "true");
+        let ledger = if single_use { setup.ledger } else { None };
+        counter_tool::counter_server_with(setup.codec, single_use, ledger, None)
     })
     .await)
 }

@@ -53,7 +53,7 @@ async fn round_two(http: &reqwest::Client, url: &str, id: &mut i64) -> String {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_counter_flows_and_refusals_under_workerd() {
-    let worker = tokio::task::spawn_blocking(|| CounterWorker::start(Some(KEY)))
+    let worker = tokio::task::spawn_blocking(|| CounterWorker::start_with(Some(KEY), true))
         .await
         .unwrap();
     let http = reqwest::Client::new();
@@ -92,8 +92,8 @@ async fn the_counter_flows_and_refusals_under_workerd() {
     .await;
     assert_eq!(text(&r3), "Counter increased by 5; next value is 15");
 
-    // Every ticket is single-use here (the TICKET_LEDGER Durable Object): the
-    // final round replayed is refused.
+    // Started with SINGLE_USE=true, every ticket is single-use (the
+    // TICKET_LEDGER Durable Object): the final round replayed is refused.
     let replay = counter(
         &http,
         url,

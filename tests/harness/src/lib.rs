@@ -242,6 +242,11 @@ impl CounterWorker {
     /// no key at all), and waits until it answers (the first build of the
     /// wasm can take minutes).
     pub fn start(key: Option<&str>) -> Self {
+        Self::start_with(key, false)
+    }
+
+    /// The same, with every ticket single-use (through its Durable Object ledger) when `single_use`.
+    pub fn start_with(key: Option<&str>, single_use: bool) -> Self {
         use std::io::{BufRead, BufReader};
         use std::os::unix::process::CommandExt;
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/counter-worker");
@@ -257,6 +262,7 @@ impl CounterWorker {
             .arg(port.to_string())
             .env("MRTR_REQUEST_STATE_KEY", key.unwrap_or(""))
             .env("COUNTER_WORKER_STATE", state.0.join("state"))
+            .env("SINGLE_USE", if single_use { "true" } else { "false" })
             .stdout(Stdio::piped())
             .stderr(std::fs::File::create(&log).expect("a log file"))
             .process_group(0);
