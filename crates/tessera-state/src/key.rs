@@ -162,7 +162,51 @@ pub struct KeyRing {
     older: Vec<RingEntry>,
 }
 
+/// The environment variable (or Worker secret) conventionally holding the requestState key.
+pub const KEY_VAR: &str = "MRTR_REQUEST_STATE_KEY";
+/// The one holding a key list for rotation (`id:secret,...`, the first active).
+pub const KEYS_VAR: &str = "MRTR_REQUEST_STATE_KEYS";
+
 impl KeyRing {
+    /// The ring an operator configured: the list in [`KEYS_VAR`] when set,
+    /// else the secret in [`KEY_VAR`] as key `k1`; `Ok(None)` when neither is.
+    ///
+    /// Values are trimmed (a pasted secret's newline is not part of it) and an
+    /// empty value counts as unset. Errors are sentences for the operator that
+    /// name the variable and never echo a secret. Every host (a native
+    /// binary, a Worker) reads its keys through this one rule, so the same
+    /// secret yields the same key everywhere.
+    ///
+    /// ```
+    /// use tessera_state::KeyRing;
+    /// assert!(KeyRing::from_configured(None, Some(" ")).unwrap().is_none());
+    /// let ring = KeyRing::from_configured(Some("a secret of at least thirty-two bytes\n"), None)
+    ///     .unwrap()
+    ///     .unwrap();
+    /// assert_eq!(ring.active_id(), "k1");
+    /// assert_eq!(
+    ///     KeyRing::from_configured(Some("short"), None).unwrap_err(),
+    ///     "MRTR_REQUEST_STATE_KEY is unusable: requestState key is 5 bytes; \
+    ///      at least 32 are required (make one with `openssl rand -base64 32`)"
+    /// );
+    /// ```
+    pub fn from_configured(key: Option<&str>, keys: Option<&str>) -> Result<Option<Self>, String> {
+        fn set(v: Option<&str>) -> Option<&str> {
+            v.map(str::trim).filter(|v| !v.is_empty())
+        }
+        if let Some(list) = set(keys) {
+            return Self::from_env_list(list)
+                .map(Some)
+                .map_err(|e| format!("{KEYS_VAR} is unusable: {e}"));
+        }
+        let Some(secret) = set(key) else {
+            return Ok(None);
+        };
+        let key =
+            StateKey::from_secret_str(secret).map_err(|e| format!("{KEY_VAR} is unusable: {e}"))?;
+        Self::new("k1", key).map(Some).map_err(|e| e.to_string())
+    }
+
     /// A ring whose active (sealing) key is `key`, under id `active_id`.
     ///
     /// ```

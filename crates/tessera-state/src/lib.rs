@@ -85,7 +85,7 @@ pub use codec::{
 pub use error::{
     ConfigError, KeyError, LedgerError, OpenError, SealError, WIRE_CODE, WIRE_MESSAGE, WIRE_REASON,
 };
-pub use key::{KeyId, KeyRing, MAX_KEY_ID_LEN, MIN_KEY_LEN, StateKey};
+pub use key::{KEY_VAR, KEYS_VAR, KeyId, KeyRing, MAX_KEY_ID_LEN, MIN_KEY_LEN, StateKey};
 pub use ledger::{LedgerFuture, MemoryLedger, TicketLedger};
 pub use mode::SealMode;
 pub use ticket::Opened;

@@ -3,15 +3,11 @@
 use std::sync::Arc;
 
 use tessera_http::{EndpointOptions, Legacy};
-use tessera_state::{KeyRing, RequestStateCodec, StateKey, TicketLedger};
+use tessera_server::BuildError;
+use tessera_state::{KEY_VAR, KEYS_VAR, KeyRing, RequestStateCodec, TicketLedger};
 use worker::Env;
 
 use crate::ledger::{DurableObjectLedger, LEDGER_BINDING};
-
-/// The secret holding the requestState key.
-pub const KEY_VAR: &str = "MRTR_REQUEST_STATE_KEY";
-/// The secret holding a key list for rotation (`id:secret,...`).
-pub const KEYS_VAR: &str = "MRTR_REQUEST_STATE_KEYS";
 
 /// The endpoint's settings and the server's ingredients, read from the environment.
 pub struct WorkerConfig {
@@ -29,6 +25,19 @@ pub struct WorkerSetup {
     pub ledger: Option<Arc<dyn TicketLedger>>,
     /// The Worker's environment, for the application's own vars and bindings.
     pub env: Env,
+}
+
+impl WorkerSetup {
+    /// The ledger, or an error naming the missing binding: for servers whose
+    /// tools are single-use, which must not fall back to a per-isolate memory.
+    pub fn require_ledger(&self) -> Result<Arc<dyn TicketLedger>, BuildError> {
+        self.ledger.clone().ok_or_else(|| {
+            BuildError(format!(
+                "single-use tickets need the {LEDGER_BINDING} Durable Object binding \
+                 (class TicketLedgerObject, with a new_sqlite_classes migration) in wrangler.jsonc"
+            ))
+        })
+    }
 }
 
 impl WorkerConfig {
@@ -66,20 +75,18 @@ impl WorkerConfig {
     }
 }
 
-/// The key ring from `MRTR_REQUEST_STATE_KEYS`, else `MRTR_REQUEST_STATE_KEY`.
+/// The key ring from the Worker's secrets (`tessera_state::KeyRing::from_configured`).
 fn key_ring(env: &Env) -> Result<KeyRing, String> {
-    if let Some(list) = text(env, KEYS_VAR) {
-        return KeyRing::from_env_list(&list).map_err(|e| format!("{KEYS_VAR} is unusable: {e}"));
-    }
-    let secret = text(env, KEY_VAR).ok_or_else(|| {
+    KeyRing::from_configured(
+        text(env, KEY_VAR).as_deref(),
+        text(env, KEYS_VAR).as_deref(),
+    )?
+    .ok_or_else(|| {
         format!(
             "{KEY_VAR} must be configured: wrangler secret put {KEY_VAR} \
-             (locally: echo \"{KEY_VAR}=$(openssl rand -base64 32)\" > .dev.vars)"
+                 (locally: echo \"{KEY_VAR}=$(openssl rand -base64 32)\" > .dev.vars)"
         )
-    })?;
-    let key =
-        StateKey::from_secret_str(&secret).map_err(|e| format!("{KEY_VAR} is unusable: {e}"))?;
-    KeyRing::new("k1", key).map_err(|e| e.to_string())
+    })
 }
 
 /// A secret or var as text; unset and empty are the same.

@@ -34,14 +34,16 @@ impl DurableObject for TicketLedgerObject {
         if storage.get::<u64>(USED).await?.is_some() {
             return Ok(Response::empty()?.with_status(409));
         }
-        storage.put(USED, expires_at).await?;
-        // Forget the id once the ticket could no longer be opened anyway.
+        // Forget the id once the ticket could no longer be opened anyway. The
+        // alarm is set first: if recording then fails, nothing was recorded
+        // and the client's retry can still redeem the ticket.
         let at =
             i64::try_from(expires_at.saturating_add(60).saturating_mul(1000)).unwrap_or(i64::MAX);
         let delay = at
             .saturating_sub(worker::Date::now().as_millis() as i64)
             .max(0);
         storage.set_alarm(delay).await?;
+        storage.put(USED, expires_at).await?;
         Ok(Response::empty()?.with_status(204))
     }
 

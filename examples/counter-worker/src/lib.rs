@@ -9,6 +9,7 @@
 //! (`wrangler.jsonc`); like the native counter's default, tickets may
 //! otherwise be presented again until they expire.
 
+use tessera::BuildError;
 use tessera::worker::McpBody;
 use worker::{Context, Env, HttpRequest, event};
 
@@ -23,11 +24,24 @@ async fn fetch(
     _ctx: Context,
 ) -> worker::Result<http::Response<McpBody>> {
     Ok(tessera::worker::serve(request, &env, |setup| {
-        let single_use = setup
-            .env
-            .var("SINGLE_USE")
-            .is_ok_and(|v| v.to_string().trim() == "true");
-        let ledger = if single_use { setup.ledger } else { None };
+        let single_use = match setup.env.var("SINGLE_USE").map(|v| v.to_string()) {
+            Ok(v) if v == "true" => true,
+            Ok(v) if v == "false" || v.is_empty() => false,
+            Err(e) if e.to_string().contains("undefined") => false,
+            // Anything else (another string, a JSON boolean) is a mistake to name.
+            _ => {
+                return Err(BuildError(
+                    "SINGLE_USE must be the string \"true\" or \"false\" (wrangler.jsonc vars)"
+                        .to_owned(),
+                ));
+            }
+        };
+        // Single use needs the Durable Object: never a per-isolate fallback.
+        let ledger = if single_use {
+            Some(setup.require_ledger()?)
+        } else {
+            None
+        };
         counter_tool::counter_server_with(setup.codec, single_use, ledger, None)
     })
     .await)

@@ -5,12 +5,8 @@ use std::time::Duration;
 
 use base64::Engine;
 use tessera::http::Legacy;
-use tessera::state::{KeyRing, RequestStateCodec, StateKey};
-
-/// The variable holding the requestState key.
-pub const KEY_VAR: &str = "MRTR_REQUEST_STATE_KEY";
-/// The variable holding a rotation list `id:secret,id:secret` (first one seals).
-pub const KEYS_VAR: &str = "MRTR_REQUEST_STATE_KEYS";
+pub use tessera::state::{KEY_VAR, KEYS_VAR};
+use tessera::state::{KeyRing, RequestStateCodec};
 
 /// What the server runs with.
 #[derive(Debug)]
@@ -264,8 +260,8 @@ pub fn key_ring(
     dir: &Path,
     dev: bool,
 ) -> Result<KeyRing, String> {
-    if let Some(list) = env_keys.filter(|l| !l.trim().is_empty()) {
-        return KeyRing::from_env_list(&list).map_err(|e| format!("{KEYS_VAR} is invalid: {e}"));
+    if let Some(ring) = KeyRing::from_configured(None, env_keys.as_deref())? {
+        return Ok(ring);
     }
     let dev_vars_path = dir.join(".dev.vars");
     let dev_vars = match std::fs::read_to_string(&dev_vars_path) {
@@ -280,7 +276,7 @@ pub fn key_ring(
     {
         tracing::warn!("{warning}");
     }
-    let secret = env_key.filter(|k| !k.is_empty()).or(from_file);
+    let secret = env_key.filter(|k| !k.trim().is_empty()).or(from_file);
     let secret = match secret {
         Some(s) => s,
         None if dev => {
@@ -299,9 +295,7 @@ pub fn key_ring(
             ));
         }
     };
-    let key =
-        StateKey::from_secret_str(&secret).map_err(|e| format!("{KEY_VAR} is unusable: {e}"))?;
-    KeyRing::new("k1", key).map_err(|e| e.to_string())
+    KeyRing::from_configured(Some(&secret), None)?.ok_or_else(|| format!("{KEY_VAR} is empty"))
 }
 
 /// This program's name, for messages (`counter`, `notes`).

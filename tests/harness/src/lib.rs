@@ -233,6 +233,9 @@ impl Drop for OidcProvider {
 pub struct CounterWorker {
     child: Child,
     _state: TempDir,
+    /// One at a time in a test process: wrangler instances started together
+    /// collide on workerd's local sockets.
+    _turn: WorkerTurn,
     /// Its MCP endpoint, `http://127.0.0.1:PORT/mcp`.
     pub url: String,
 }
@@ -254,6 +257,7 @@ impl CounterWorker {
             dir.join("node_modules/.bin/wrangler").exists(),
             "wrangler is not installed for examples/counter-worker: run scripts/install-test-peers (scripts/test does)"
         );
+        let turn = WorkerTurn::take();
         let state = TempDir::new("counter-worker");
         let log = state.0.join("dev.log");
         let port = free_port();
@@ -272,6 +276,7 @@ impl CounterWorker {
         let mut lines = BufReader::new(child.stdout.take().expect("piped")).lines();
         let ready = lines.next().and_then(Result::ok).unwrap_or_default();
         if !ready.starts_with("counter-worker: ready") {
+            stop_group(&mut child);
             let text = std::fs::read_to_string(&log).unwrap_or_default();
             let tail: Vec<&str> = text.lines().rev().take(40).collect();
             let tail: Vec<&str> = tail.into_iter().rev().collect();
@@ -281,6 +286,7 @@ impl CounterWorker {
         Self {
             child,
             _state: state,
+            _turn: turn,
             url: format!("http://127.0.0.1:{port}/mcp"),
         }
     }
@@ -288,12 +294,46 @@ impl CounterWorker {
 
 impl Drop for CounterWorker {
     fn drop(&mut self) {
-        // wrangler and workerd run in the script's process group.
-        let _ = Command::new("kill")
-            .args(["-TERM", "--", &format!("-{}", self.child.id())])
-            .status();
-        let _ = self.child.wait();
+        stop_group(&mut self.child);
     }
+}
+
+/// The one running `wrangler dev` of this test process (held until dropped).
+struct WorkerTurn;
+
+static WORKER_BUSY: std::sync::Mutex<bool> = std::sync::Mutex::new(false);
+static WORKER_FREED: std::sync::Condvar = std::sync::Condvar::new();
+
+impl WorkerTurn {
+    fn take() -> Self {
+        let mut busy = WORKER_BUSY
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        while *busy {
+            busy = WORKER_FREED
+                .wait(busy)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+        *busy = true;
+        Self
+    }
+}
+
+impl Drop for WorkerTurn {
+    fn drop(&mut self) {
+        *WORKER_BUSY
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = false;
+        WORKER_FREED.notify_one();
+    }
+}
+
+/// Stops a child started in its own process group, and what it started.
+fn stop_group(child: &mut Child) {
+    let _ = Command::new("kill")
+        .args(["-TERM", "--", &format!("-{}", child.id())])
+        .status();
+    let _ = child.wait();
 }
 
 /// The reply to one MCP POST: status, headers (names lowercase) and JSON body.
