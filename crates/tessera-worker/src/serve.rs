@@ -18,7 +18,9 @@ thread_local! {
 
 /// Serves one request: builds the server with `build` on the isolate's first
 /// request (from [`WorkerConfig::from_env`]), then runs the check ladder and
-/// the handler. A configuration error answers 500 naming the fix.
+/// the handler. A configuration error answers 500 naming the fix (and is
+/// not kept: the next request reads the environment again). The server built
+/// first serves the isolate's whole life: one Worker, one server.
 pub async fn serve<F>(request: HttpRequest, env: &Env, build: F) -> http::Response<McpBody>
 where
     F: FnOnce(WorkerSetup) -> Result<McpServer, BuildError>,

@@ -7,4 +7,5 @@
 pub mod boot;
 pub mod config;
 pub mod log_queue;
+
 pub use counter_tool::{SERVER_NAME, counter_server, counter_server_with, increase_counter};
