@@ -409,6 +409,9 @@ impl McpEndpoint {
         if let Err(m) = check_method_and_name(&head.headers, request.method(), request.target()) {
             return reject::header_mismatch(Some(request.id().clone()), &m.header, &m.body);
         }
+        if let Err((header, problem)) = self.check_param_headers(&head.headers, &request) {
+            return reject::header_mismatch(Some(request.id().clone()), &header, &problem);
+        }
         // A name with control characters is refused before it reaches a log or a handler.
         if let Some(field) = tessera_protocol::name_param(request.method())
             && request
@@ -426,6 +429,38 @@ impl McpEndpoint {
             );
         }
         self.dispatch(request, facts).await
+    }
+
+    /// "Any server that processes the message body MUST validate that encoded
+    /// header values, after decoding if Base64-encoded, match the corresponding
+    /// values in the request body": each `Mcp-Param-*` of the called tool.
+    fn check_param_headers(
+        &self,
+        headers: &http::HeaderMap,
+        request: &Incoming,
+    ) -> Result<(), (String, String)> {
+        if request.method() != "tools/call" {
+            return Ok(());
+        }
+        let Some(tool) = request.target().and_then(|name| self.server.tool(name)) else {
+            return Ok(());
+        };
+        let arguments = request.param("arguments").unwrap_or(&Value::Null);
+        for param in tool.param_headers() {
+            let name = param.header_name();
+            let mut values = headers.get_all(name.as_str()).iter();
+            let header = values.next();
+            if values.next().is_some() {
+                return Err((name.clone(), format!("{name} is sent more than once")));
+            }
+            param
+                .check(
+                    header.map(http::HeaderValue::as_bytes),
+                    param.value_in(arguments),
+                )
+                .map_err(|problem| (name, problem))?;
+        }
+        Ok(())
     }
 
     async fn dispatch(&self, request: Incoming, facts: RequestFacts) -> Response<McpBody> {
@@ -627,6 +662,14 @@ impl Incoming {
         match self {
             Self::General(r) => &r.id,
             Self::Enveloped(r) => &r.id,
+        }
+    }
+
+    /// A `params` member.
+    fn param(&self, field: &str) -> Option<&Value> {
+        match self {
+            Self::General(r) => r.params.as_ref()?.get(field),
+            Self::Enveloped(r) => r.params.get(field),
         }
     }
 

@@ -1,7 +1,7 @@
 //! Header values on the Streamable HTTP transport: plain, or `=?base64?…?=`.
 
 use base64::Engine;
-use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD};
+use base64::engine::general_purpose::STANDARD;
 
 /// A header value as the spec's Value Encoding requires: plain when it is
 /// visible ASCII (inner spaces allowed) without leading or trailing spaces,
@@ -19,7 +19,8 @@ pub fn encode_header_value(value: &str) -> String {
     }
 }
 
-/// Decodes a header value: the `=?base64?…?=` form to its text, a plain value as it is.
+/// Decodes a header value: the `=?base64?…?=` form to its text (standard
+/// alphabet, padded: anything else is refused), a plain value as it is.
 pub fn decode_header_value(value: &str) -> Result<String, String> {
     match value
         .strip_prefix("=?base64?")
@@ -27,9 +28,9 @@ pub fn decode_header_value(value: &str) -> Result<String, String> {
     {
         None => Ok(value.to_owned()),
         Some(encoded) => {
+            // Strict: the standard alphabet with its padding.
             let bytes = STANDARD
                 .decode(encoded)
-                .or_else(|_| STANDARD_NO_PAD.decode(encoded))
                 .map_err(|_| format!("the value {value:?} is not valid base64"))?;
             String::from_utf8(bytes)
                 .map_err(|_| format!("the value {value:?} does not decode to UTF-8"))

@@ -203,7 +203,7 @@ impl McpServerBuilder {
                 .insert(crate::Notifier::new(Arc::clone(&bus)));
         }
         let mut tools = IndexMap::new();
-        for tool in self.tools {
+        for mut tool in self.tools {
             let name = tool.tool.name.clone();
             if !is_valid_tool_name(&name) {
                 return Err(BuildError(format!(
@@ -221,6 +221,10 @@ impl McpServerBuilder {
                     "tool {name:?}: inputSchema must have type \"object\""
                 )));
             }
+            // Clients drop a tool whose x-mcp-header annotations are invalid: refuse to publish one.
+            let schema = serde_json::Value::Object(tool.tool.input_schema.clone());
+            tool.param_headers = tessera_protocol::param_headers(&schema)
+                .map_err(|e| BuildError(format!("tool {name:?}: {e}")))?;
             if tools.insert(name.clone(), tool).is_some() {
                 return Err(BuildError(format!("tool {name:?} is registered twice")));
             }

@@ -110,6 +110,11 @@ impl McpServer {
         self.tools.values()
     }
 
+    /// The tool registered as `name`.
+    pub fn tool(&self, name: &str) -> Option<&ToolDef> {
+        self.tools.get(name)
+    }
+
     /// The requestState codec, if one is configured.
     pub fn request_state_codec(&self) -> Option<&RequestStateCodec> {
         self.codec.as_ref()

@@ -42,6 +42,8 @@ pub struct ToolDef {
     pub(crate) needs: Vec<NeededState>,
     /// OAuth scopes a caller's token must grant (checked when the request carries verified auth).
     pub(crate) scopes: Vec<String>,
+    /// Parameters mirrored into `Mcp-Param-*` headers (`x-mcp-header`), found at build.
+    pub(crate) param_headers: Vec<tessera_protocol::ParamHeader>,
 }
 
 impl ToolDef {
@@ -84,6 +86,7 @@ impl ToolDef {
             problems: Vec::new(),
             needs: Vec::new(),
             scopes: Vec::new(),
+            param_headers: Vec::new(),
         }
     }
 
@@ -176,6 +179,12 @@ impl ToolDef {
     /// The definition as `tools/list` shows it.
     pub fn definition(&self) -> &Tool {
         &self.tool
+    }
+
+    /// The parameters its `inputSchema` mirrors into `Mcp-Param-*` headers
+    /// (`x-mcp-header`), which an HTTP server checks against the arguments.
+    pub fn param_headers(&self) -> &[tessera_protocol::ParamHeader] {
+        &self.param_headers
     }
 
     /// The result of a call whose handler stopped on `interrupt` (not `InputRequired`).

@@ -9,7 +9,7 @@ use tessera::protocol::{
     EmbeddedResource, ImageContent, JsonObject, LoggingLevel, ResourceContents, Role,
     SamplingContent, SamplingContentList, SamplingMessage, TextContent,
 };
-use tessera::{Context, HandlerError, ToolDef};
+use tessera::{Arguments, Context, HandlerError, ToolDef};
 
 use crate::media::{PNG_BASE64, WAV_BASE64};
 
@@ -27,7 +27,22 @@ pub fn all() -> Vec<ToolDef> {
         test_missing_capability(),
         test_streaming_elicitation(),
         json_schema_2020_12_tool().input_schema(json_schema_2020_12()),
+        test_x_mcp_header(),
     ]
+}
+
+/// `test_x_mcp_header`'s arguments: `region` is mirrored as `Mcp-Param-Region`.
+#[tessera::arguments]
+pub struct RegionArgs {
+    /// The region to run in
+    #[schemars(extend("x-mcp-header" = "Region"))]
+    region: String,
+}
+
+/// Echoes its region, which clients mirror into the Mcp-Param-Region header
+#[tessera::tool]
+async fn test_x_mcp_header(Arguments(RegionArgs { region }): Arguments<RegionArgs>) -> String {
+    format!("Region: {region}")
 }
 
 /// Returns a simple text response
