@@ -287,6 +287,34 @@ pub struct Icon {
     pub theme: Option<String>,
 }
 
+impl Icon {
+    /// An icon at `src`: an `https:` URL or a `data:` URI.
+    pub fn new(src: impl Into<String>) -> Self {
+        Self {
+            src: src.into(),
+            ..Self::default()
+        }
+    }
+
+    /// Its MIME type, e.g. `image/png`.
+    pub fn mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.mime_type = Some(mime_type.into());
+        self
+    }
+
+    /// One size it comes in, e.g. `48x48` (or `any` for scalable images).
+    pub fn size(mut self, size: impl Into<String>) -> Self {
+        self.sizes.get_or_insert_with(Vec::new).push(size.into());
+        self
+    }
+
+    /// The theme it is drawn for: `light` or `dark`.
+    pub fn theme(mut self, theme: impl Into<String>) -> Self {
+        self.theme = Some(theme.into());
+        self
+    }
+}
+
 /// Severity of a log message (RFC 5424 levels), least severe first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

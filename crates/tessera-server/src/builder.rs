@@ -72,6 +72,12 @@ impl McpServerBuilder {
         self
     }
 
+    /// An icon a client may show for the server (`https:` or `data:`; checked at build).
+    pub fn icon(mut self, icon: tessera_protocol::Icon) -> Self {
+        self.info.icons.get_or_insert_with(Vec::new).push(icon);
+        self
+    }
+
     /// Registers a tool (`#[tessera::tool]` makes the function that returns its definition).
     pub fn tool(mut self, tool: ToolDef) -> Self {
         self.tools.push(tool);
@@ -202,9 +208,11 @@ impl McpServerBuilder {
             self.app_state
                 .insert(crate::Notifier::new(Arc::clone(&bus)));
         }
+        check_icons("server", &self.info.name, self.info.icons.as_deref())?;
         let mut tools = IndexMap::new();
         for mut tool in self.tools {
             let name = tool.tool.name.clone();
+            check_icons("tool", &name, tool.tool.icons.as_deref())?;
             if !is_valid_tool_name(&name) {
                 return Err(BuildError(format!(
                     "tool name {name:?} is invalid: use 1 to 128 characters of A-Z, a-z, 0-9, '_', '-' and '.'"
@@ -232,6 +240,7 @@ impl McpServerBuilder {
         let mut prompts = IndexMap::new();
         for prompt in self.prompts {
             let name = prompt.prompt.name.clone();
+            check_icons("prompt", &name, prompt.prompt.icons.as_deref())?;
             check_needs(&self.app_state, "prompt", &name, &prompt.needs)?;
             if prompts.insert(name.clone(), prompt).is_some() {
                 return Err(BuildError(format!("prompt {name:?} is registered twice")));
@@ -240,12 +249,18 @@ impl McpServerBuilder {
         let mut resources = IndexMap::new();
         for resource in self.resources {
             let uri = resource.resource.uri.clone();
+            check_icons("resource", &uri, resource.resource.icons.as_deref())?;
             check_needs(&self.app_state, "resource", &uri, &resource.needs)?;
             if resources.insert(uri.clone(), resource).is_some() {
                 return Err(BuildError(format!("resource {uri:?} is registered twice")));
             }
         }
         for t in &self.templates {
+            check_icons(
+                "resource template",
+                &t.template.uri_template,
+                t.template.icons.as_deref(),
+            )?;
             check_needs(
                 &self.app_state,
                 "resource template",
@@ -315,4 +330,31 @@ fn check_needs(
             n.name
         ))),
     }
+}
+
+/// Icons must be `https:` URLs or `data:` URIs: a client fetching any other
+/// scheme (`http:`, `file:`, `javascript:`) would be unsafe, so none is published.
+fn check_icons(
+    kind: &str,
+    name: &str,
+    icons: Option<&[tessera_protocol::Icon]>,
+) -> Result<(), BuildError> {
+    for icon in icons.unwrap_or_default() {
+        let scheme = icon
+            .src
+            .split_once(':')
+            .map(|(s, _)| s.to_ascii_lowercase());
+        let safe = match scheme.as_deref() {
+            Some("https") => icon.src.len() > "https://".len() && icon.src[6..].starts_with("//"),
+            Some("data") => true,
+            _ => false,
+        };
+        if !safe {
+            return Err(BuildError(format!(
+                "{kind} {name:?}: icon {:?} must be an https: URL or a data: URI",
+                icon.src
+            )));
+        }
+    }
+    Ok(())
 }

@@ -93,6 +93,12 @@ impl PromptDef {
         self
     }
 
+    /// An icon a client may show for the prompt (`https:` or `data:`; checked at build).
+    pub fn icon(mut self, icon: tessera_protocol::Icon) -> Self {
+        self.prompt.icons.get_or_insert_with(Vec::new).push(icon);
+        self
+    }
+
     /// Declares that the handler reads application state of type `T`.
     pub fn needs_state<T: Send + Sync + 'static>(mut self) -> Self {
         self.needs.push(NeededState::of::<T>());

@@ -132,6 +132,12 @@ impl ResourceDef {
         self
     }
 
+    /// An icon a client may show for the resource (`https:` or `data:`; checked at build).
+    pub fn icon(mut self, icon: tessera_protocol::Icon) -> Self {
+        self.resource.icons.get_or_insert_with(Vec::new).push(icon);
+        self
+    }
+
     /// Declares that the handler reads application state of type `T`.
     pub fn needs_state<T: Send + Sync + 'static>(mut self) -> Self {
         self.needs.push(NeededState::of::<T>());
@@ -184,6 +190,12 @@ impl ResourceTemplateDef {
     /// Human-readable name.
     pub fn title(mut self, title: impl Into<String>) -> Self {
         self.template.title = Some(title.into());
+        self
+    }
+
+    /// An icon a client may show for these resources (`https:` or `data:`; checked at build).
+    pub fn icon(mut self, icon: tessera_protocol::Icon) -> Self {
+        self.template.icons.get_or_insert_with(Vec::new).push(icon);
         self
     }
 

@@ -110,6 +110,16 @@ impl McpServer {
         self.tools.values()
     }
 
+    /// The registered prompts, in registration order.
+    pub fn prompts(&self) -> impl Iterator<Item = &crate::PromptDef> {
+        self.prompts.values()
+    }
+
+    /// The registered resources, in registration order.
+    pub fn resources(&self) -> impl Iterator<Item = &crate::ResourceDef> {
+        self.resources.values()
+    }
+
     /// The tool registered as `name`.
     pub fn tool(&self, name: &str) -> Option<&ToolDef> {
         self.tools.get(name)

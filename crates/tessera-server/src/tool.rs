@@ -102,6 +102,12 @@ impl ToolDef {
         self
     }
 
+    /// An icon a client may show for the tool (`https:` or `data:`; checked at build).
+    pub fn icon(mut self, icon: tessera_protocol::Icon) -> Self {
+        self.tool.icons.get_or_insert_with(Vec::new).push(icon);
+        self
+    }
+
     /// Behaviour hints.
     pub fn annotations(mut self, annotations: ToolAnnotations) -> Self {
         self.tool.annotations = Some(annotations);
