@@ -8,12 +8,14 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use tessera::http::{EndpointOptions, McpEndpoint};
+use tessera::http::{EndpointOptions, Legacy, McpEndpoint};
 use tessera::state::{KeyRing, RequestStateCodec, StateKey};
 
-const USAGE: &str = "usage: everything-server [--addr HOST:PORT]
+const USAGE: &str = "usage: everything-server [--addr HOST:PORT] [--legacy reject|stateless]
 
-  --addr   where to listen (default 127.0.0.1:$PORT, or 127.0.0.1:3000)
+  --addr     where to listen (default 127.0.0.1:$PORT, or 127.0.0.1:3000)
+  --legacy   initialize-era clients: refused (reject, the default) or served
+             per request without sessions (stateless)
 
 Serves the MCP conformance fixture at http://HOST:PORT/mcp with a fresh
 requestState key, and prints `listening on http://HOST:PORT/mcp` when ready.";
@@ -36,9 +38,14 @@ fn main() -> ExitCode {
     }
 }
 
-/// The listen address from the command line, else `PORT`, else 3000.
-fn address(mut args: impl Iterator<Item = String>, port: Option<String>) -> Result<String, String> {
+/// The listen address (from the command line, else `PORT`, else 3000) and
+/// the policy for initialize-era clients.
+fn settings(
+    mut args: impl Iterator<Item = String>,
+    port: Option<String>,
+) -> Result<(String, Legacy), String> {
     let mut addr = format!("127.0.0.1:{}", port.as_deref().unwrap_or("3000"));
+    let mut legacy = Legacy::Reject;
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--addr" => {
@@ -46,21 +53,31 @@ fn address(mut args: impl Iterator<Item = String>, port: Option<String>) -> Resu
                     .next()
                     .ok_or(format!("--addr needs a value\n\n{USAGE}"))?
             }
+            "--legacy" => {
+                legacy = match args.next().as_deref() {
+                    Some("reject") => Legacy::Reject,
+                    Some("stateless") => Legacy::Stateless,
+                    _ => return Err(format!("--legacy takes reject or stateless\n\n{USAGE}")),
+                }
+            }
             "-h" | "--help" => return Err(USAGE.to_owned()),
             other => return Err(format!("unknown argument {other:?}\n\n{USAGE}")),
         }
     }
-    Ok(addr)
+    Ok((addr, legacy))
 }
 
 fn run() -> Result<(), String> {
-    let addr = address(std::env::args().skip(1), std::env::var("PORT").ok())?;
+    let (addr, legacy) = settings(std::env::args().skip(1), std::env::var("PORT").ok())?;
     let key = StateKey::generate().map_err(|e| format!("cannot generate a key: {e}"))?;
     let ring = KeyRing::new("k1", key).map_err(|e| e.to_string())?;
     let server =
         everything::everything_server(RequestStateCodec::new(ring)).map_err(|e| e.to_string())?;
     let server = Arc::new(server);
-    let endpoint = McpEndpoint::new(Arc::clone(&server), EndpointOptions::default());
+    let endpoint = McpEndpoint::new(
+        Arc::clone(&server),
+        EndpointOptions::default().legacy(legacy),
+    );
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -92,16 +109,23 @@ mod tests {
                 .collect::<Vec<_>>()
                 .into_iter()
         };
-        assert_eq!(address(args(&[]), None).unwrap(), "127.0.0.1:3000");
+        assert_eq!(settings(args(&[]), None).unwrap().0, "127.0.0.1:3000");
         assert_eq!(
-            address(args(&[]), Some("9000".into())).unwrap(),
+            settings(args(&[]), Some("9000".into())).unwrap().0,
             "127.0.0.1:9000"
         );
         assert_eq!(
-            address(args(&["--addr", "127.0.0.1:0"]), Some("9000".into())).unwrap(),
+            settings(args(&["--addr", "127.0.0.1:0"]), Some("9000".into()))
+                .unwrap()
+                .0,
             "127.0.0.1:0"
         );
-        assert!(address(args(&["--addr"]), None).is_err());
-        assert!(address(args(&["--bogus"]), None).is_err());
+        assert!(settings(args(&["--addr"]), None).is_err());
+        assert!(settings(args(&["--bogus"]), None).is_err());
+        assert_eq!(
+            settings(args(&["--legacy", "stateless"]), None).unwrap().1,
+            Legacy::Stateless
+        );
+        assert!(settings(args(&["--legacy", "maybe"]), None).is_err());
     }
 }
