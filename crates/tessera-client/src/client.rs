@@ -199,6 +199,7 @@ impl McpClientBuilder {
             version: Mutex::new(LATEST_PROTOCOL_VERSION.to_owned()),
             next_id: AtomicI64::new(1),
             tool_schemas: Mutex::new(HashMap::new()),
+            cache: Default::default(),
             server_name: Mutex::new(None),
             push_failure,
             oauth: session,
@@ -221,6 +222,8 @@ pub struct McpClient {
     version: Mutex<String>,
     next_id: AtomicI64,
     tool_schemas: Mutex<HashMap<String, Value>>,
+    /// Discover and list results the server marked fresh (`ttlMs`).
+    cache: crate::result_cache::ResultCache,
     server_name: Mutex<Option<String>>,
     /// Why answering a pushed question failed, to report instead of the server's error that followed.
     push_failure: Arc<Mutex<Option<ClientError>>>,
@@ -453,6 +456,27 @@ impl McpClient {
         }
     }
 
+    /// [`request`](Self::request), answered from the cache while the server's
+    /// `ttlMs` says the last result is fresh.
+    async fn cached(&self, method: &str, params: JsonObject) -> Result<Value, ClientError> {
+        let key = crate::result_cache::ResultCache::key(method, &params);
+        if let Some(hit) = key.as_deref().and_then(|k| self.cache.fresh(k)) {
+            return Ok(hit);
+        }
+        let result = self.request(method, params).await?;
+        if let Some(key) = key {
+            self.cache.keep(key, &result);
+        }
+        Ok(result)
+    }
+
+    /// Forgets the discover and list results kept for their `ttlMs`, so the
+    /// next call asks the server (change notifications heard through
+    /// [`listen`](Self::listen) do this for the list they name).
+    pub fn forget_cached_results(&self) {
+        self.cache.clear();
+    }
+
     async fn send(&self, method: &str, mut params: JsonObject) -> Result<Value, ClientError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let mut meta = self.meta();
@@ -632,6 +656,8 @@ impl McpClient {
         let body =
             json!({"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen", "params": params});
         let (tx, events) = tokio::sync::mpsc::unbounded_channel();
+        // A change heard here makes the cached list it names stale.
+        let cache = self.cache.clone();
         let task = match &self.transport {
             Transport::Http(http) => {
                 let (http, version) = (http.clone(), self.protocol_version());
@@ -647,8 +673,10 @@ impl McpClient {
                 };
                 tokio::spawn(async move {
                     let to = tx.clone();
-                    let forward: NotificationHandler =
-                        Arc::new(move |n: &Value| drop(to.send(Ok(listener::event_of(n.clone())))));
+                    let forward: NotificationHandler = Arc::new(move |n: &Value| {
+                        cache.notice(n);
+                        drop(to.send(Ok(listener::event_of(n.clone()))));
+                    });
                     let mirrored = Mirrored {
                         version: &version,
                         method: "subscriptions/listen",
@@ -670,6 +698,7 @@ impl McpClient {
                     let _routed = routed;
                     let forward = async {
                         while let Some(n) = notifications.recv().await {
+                            cache.notice(&n);
                             let _ = tx.send(Ok(listener::event_of(n)));
                         }
                     };
@@ -679,6 +708,7 @@ impl McpClient {
                     };
                     // Notifications already routed come before the end.
                     while let Ok(n) = notifications.try_recv() {
+                        cache.notice(&n);
                         let _ = tx.send(Ok(listener::event_of(n)));
                     }
                     let _ = tx.send(ended(end.map(|message| (message, 0))));
@@ -705,7 +735,7 @@ impl McpClient {
                 ..DiscoverResult::default()
             });
         }
-        let v = self.request("server/discover", JsonObject::new()).await?;
+        let v = self.cached("server/discover", JsonObject::new()).await?;
         Self::parse("server/discover", v)
     }
 
@@ -717,7 +747,7 @@ impl McpClient {
             if let Some(c) = &cursor {
                 params.insert("cursor".into(), json!(c));
             }
-            let v = self.request(method, params).await?;
+            let v = self.cached(method, params).await?;
             match v.get(field) {
                 Some(Value::Array(page)) => items.extend(page.iter().cloned()),
                 _ => {

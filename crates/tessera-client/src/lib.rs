@@ -32,6 +32,7 @@ mod http_transport;
 mod listener;
 mod mcp_headers;
 mod oauth;
+mod result_cache;
 mod scripted;
 mod sse;
 mod stdio_transport;

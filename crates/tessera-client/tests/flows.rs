@@ -293,3 +293,67 @@ async fn an_initialize_era_server_is_named() {
         other => panic!("{other:?}"),
     }
 }
+
+/// Counts the requests the endpoint served, by method.
+#[derive(Default)]
+struct Served(Mutex<HashMap<String, usize>>);
+
+impl tessera_http::AccessLog for Served {
+    fn record(&self, record: tessera_http::AccessRecord) {
+        *self.0.lock().unwrap().entry(record.method).or_default() += 1;
+    }
+}
+
+async fn serve_counted(server: McpServer, served: Arc<Served>) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let options = EndpointOptions::default().access_log(served);
+    tokio::spawn(tessera_http::serve(
+        listener,
+        McpEndpoint::new(Arc::new(server), options),
+        std::future::pending(),
+    ));
+    format!("http://{addr}/mcp")
+}
+
+/// "If ttlMs is positive, the client SHOULD consider the result fresh for
+/// that many milliseconds"; "If ttlMs is 0, the response SHOULD be considered
+/// immediately stale".
+#[tokio::test]
+async fn discover_and_lists_are_reused_while_fresh() {
+    let tool = || ToolDef::new("noop", |_ctx: Context, _a: ()| async { "ok" });
+    for (ttl_ms, expected) in [(60_000, 1), (0, 2)] {
+        let served = Arc::new(Served::default());
+        let hint = tessera_server::CacheHint::new(ttl_ms, tessera_protocol::CacheScope::Private);
+        let server = McpServer::builder("cached", "1")
+            .discover_cache(hint)
+            .list_cache(hint)
+            .tool(tool())
+            .build()
+            .unwrap();
+        let url = serve_counted(server, Arc::clone(&served)).await;
+        let client = McpClient::builder(url).build().unwrap();
+        for _ in 0..2 {
+            assert_eq!(client.list_tools().await.unwrap().len(), 1);
+            client.discover().await.unwrap();
+        }
+        let counts = served.0.lock().unwrap().clone();
+        assert_eq!(
+            counts.get("tools/list"),
+            Some(&expected),
+            "ttlMs {ttl_ms}: {counts:?}"
+        );
+        assert_eq!(
+            counts.get("server/discover"),
+            Some(&expected),
+            "ttlMs {ttl_ms}: {counts:?}"
+        );
+        // Forgetting makes the next call ask again.
+        client.forget_cached_results();
+        client.list_tools().await.unwrap();
+        assert_eq!(
+            served.0.lock().unwrap().get("tools/list"),
+            Some(&(expected + 1))
+        );
+    }
+}
