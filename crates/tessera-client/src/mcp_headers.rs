@@ -30,25 +30,13 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn annotations_are_validated() {
+    fn invalid_annotations_leave_the_tool_out() {
+        // The rules themselves are tested in tessera_protocol::param_header.
         let ok = json!({"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}});
         assert_eq!(invalid_header_annotation(&ok), None);
-        let cases = [
-            json!({"type": "object", "properties": {"r": {"type": "string", "x-mcp-header": ""}}}),
-            json!({"type": "object", "properties": {"r": {"type": "object", "x-mcp-header": "R"}}}),
-            json!({"type": "object", "properties": {"r": {"type": "number", "x-mcp-header": "R"}}}),
-            json!({"type": "object", "properties": {"r": {"type": "null", "x-mcp-header": "R"}}}),
-            json!({"type": "object", "properties": {"a": {"type": "string", "x-mcp-header": "R"}, "b": {"type": "string", "x-mcp-header": "R"}}}),
-            json!({"type": "object", "properties": {"a": {"type": "string", "x-mcp-header": "MyField"}, "b": {"type": "string", "x-mcp-header": "myfield"}}}),
-            json!({"type": "object", "properties": {"r": {"type": "string", "x-mcp-header": "My Region"}}}),
-            json!({"type": "object", "properties": {"r": {"type": "string", "x-mcp-header": "Region:Primary"}}}),
-            json!({"type": "object", "properties": {"r": {"type": "string", "x-mcp-header": "Région"}}}),
-            json!({"type": "object", "properties": {"r": {"type": "string", "x-mcp-header": "Region\t1"}}}),
-            json!({"type": "object", "properties": {"r": {"type": "array", "items": {"type": "string", "x-mcp-header": "R"}}}}),
-        ];
-        for c in cases {
-            assert!(invalid_header_annotation(&c).is_some(), "{c}");
-        }
+        let number =
+            json!({"type": "object", "properties": {"r": {"type": "number", "x-mcp-header": "R"}}});
+        assert!(invalid_header_annotation(&number).is_some());
     }
 
     #[test]
