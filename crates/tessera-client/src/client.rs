@@ -463,9 +463,10 @@ impl McpClient {
         if let Some(hit) = key.as_deref().and_then(|k| self.cache.fresh(k)) {
             return Ok(hit);
         }
+        let generation = self.cache.generation();
         let result = self.request(method, params).await?;
         if let Some(key) = key {
-            self.cache.keep(key, &result);
+            self.cache.keep(generation, key, &result);
         }
         Ok(result)
     }
@@ -555,6 +556,9 @@ impl McpClient {
                     // Another request may have signed in meanwhile: then just retry with its token.
                     if session.token() == token.as_deref() {
                         session.answer(status, &challenge).await?;
+                        // Another authorization context: "Caches MUST NOT be
+                        // shared across authorization contexts".
+                        self.cache.clear();
                     }
                 }
                 Ok(answer) => {
@@ -805,7 +809,20 @@ impl McpClient {
         let mut params = JsonObject::new();
         params.insert("name".into(), json!(name));
         params.insert("arguments".into(), arguments);
-        self.run_rounds("tools/call", params).await
+        match self.run_rounds("tools/call", params.clone()).await {
+            // Refused before it ran: "the client SHOULD call tools/list to check
+            // for changes to the tool's inputSchema, then retry the original
+            // request with the appropriate headers".
+            Err(ClientError::Rpc { error, .. })
+                if error.code == tessera_protocol::HEADER_MISMATCH =>
+            {
+                self.cache
+                    .notice(&json!({"method": "notifications/tools/list_changed"}));
+                self.list_tools().await?;
+                self.run_rounds("tools/call", params).await
+            }
+            other => other,
+        }
     }
 
     /// Calls a tool, answering input requests until the result is complete.

@@ -2,6 +2,7 @@
 //! the lists), kept until they go stale or a change notification says so.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -19,13 +20,27 @@ const CACHEABLE: &[&str] = &[
 
 /// Fresh results by method and parameters; shared with the client's listeners.
 #[derive(Clone, Default)]
-pub(crate) struct ResultCache(Arc<Mutex<HashMap<String, (Instant, Value)>>>);
+pub(crate) struct ResultCache(Arc<Inner>);
+
+#[derive(Default)]
+struct Inner {
+    entries: Mutex<HashMap<String, (Instant, Value)>>,
+    /// Bumped by every invalidation: a result fetched across one is not kept.
+    generation: AtomicU64,
+}
 
 impl ResultCache {
     fn entries(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Instant, Value)>> {
         self.0
+            .entries
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Taken before a request: [`keep`](Self::keep) refuses a result if an
+    /// invalidation came while it was on its way.
+    pub(crate) fn generation(&self) -> u64 {
+        self.0.generation.load(Ordering::SeqCst)
     }
 
     /// "A cached response is identified by the request method together with
@@ -52,7 +67,7 @@ impl ResultCache {
 
     /// Keeps a complete result for its `ttlMs` ("If ttlMs is 0 ... immediately
     /// stale"; absent or negative counts as 0).
-    pub(crate) fn keep(&self, key: String, result: &Value) {
+    pub(crate) fn keep(&self, generation: u64, key: String, result: &Value) {
         let complete = result
             .get("resultType")
             .and_then(Value::as_str)
@@ -65,7 +80,10 @@ impl ResultCache {
         if let (true, Some(ttl)) = (complete, ttl)
             && let Some(until) = Instant::now().checked_add(Duration::from_millis(ttl))
         {
-            self.entries().insert(key, (until, result.clone()));
+            let mut entries = self.entries();
+            if self.generation() == generation {
+                entries.insert(key, (until, result.clone()));
+            }
         }
     }
 
@@ -78,12 +96,16 @@ impl ResultCache {
             Some("notifications/resources/list_changed") => "resources/",
             _ => return,
         };
-        self.entries().retain(|key, _| !key.starts_with(list));
+        let mut entries = self.entries();
+        self.0.generation.fetch_add(1, Ordering::SeqCst);
+        entries.retain(|key, _| !key.starts_with(list));
     }
 
-    /// Forgets everything.
+    /// Forgets everything (another authorization context, or the caller asks).
     pub(crate) fn clear(&self) {
-        self.entries().clear();
+        let mut entries = self.entries();
+        self.0.generation.fetch_add(1, Ordering::SeqCst);
+        entries.clear();
     }
 }
 
@@ -99,22 +121,24 @@ mod tests {
     #[test]
     fn fresh_for_ttl_then_stale() {
         let cache = ResultCache::default();
-        cache.keep(key("tools/list"), &json!({"tools": [], "ttlMs": 60_000}));
+        cache.keep(0, key("tools/list"), &json!({"tools": [], "ttlMs": 60_000}));
         assert!(cache.fresh(&key("tools/list")).is_some());
-        cache.keep(key("prompts/list"), &json!({"prompts": [], "ttlMs": 0}));
+        cache.keep(0, key("prompts/list"), &json!({"prompts": [], "ttlMs": 0}));
         assert!(cache.fresh(&key("prompts/list")).is_none());
         cache.keep(
+            0,
             key("resources/list"),
             &json!({"resources": [], "ttlMs": -5}),
         );
         assert!(cache.fresh(&key("resources/list")).is_none());
-        cache.keep(key("server/discover"), &json!({"ttlMs": 1}));
+        cache.keep(0, key("server/discover"), &json!({"ttlMs": 1}));
         std::thread::sleep(Duration::from_millis(5));
         assert!(cache.fresh(&key("server/discover")).is_none());
         // Absurd TTLs do not overflow the clock.
-        cache.keep(key("server/discover"), &json!({"ttlMs": u64::MAX}));
+        cache.keep(0, key("server/discover"), &json!({"ttlMs": u64::MAX}));
         // Interim results are never kept; other methods have no key.
         cache.keep(
+            0,
             key("tools/list"),
             &json!({"resultType": "input_required", "ttlMs": 60_000}),
         );
@@ -127,10 +151,11 @@ mod tests {
         let mut page2 = JsonObject::new();
         page2.insert("cursor".into(), json!("2"));
         let second = ResultCache::key("tools/list", &page2).unwrap();
-        cache.keep(second.clone(), &json!({"tools": [], "ttlMs": 60_000}));
+        cache.keep(0, second.clone(), &json!({"tools": [], "ttlMs": 60_000}));
         assert!(cache.fresh(&key("tools/list")).is_none());
         assert!(cache.fresh(&second).is_some());
         cache.keep(
+            0,
             key("prompts/list"),
             &json!({"prompts": [], "ttlMs": 60_000}),
         );
@@ -138,6 +163,15 @@ mod tests {
         assert!(cache.fresh(&second).is_none());
         assert!(cache.fresh(&key("prompts/list")).is_some());
         cache.clear();
+        assert!(cache.fresh(&key("prompts/list")).is_none());
+        // A result fetched while a change was announced is not kept.
+        let before = cache.generation();
+        cache.notice(&json!({"method": "notifications/prompts/list_changed"}));
+        cache.keep(
+            before,
+            key("prompts/list"),
+            &json!({"prompts": [], "ttlMs": 60_000}),
+        );
         assert!(cache.fresh(&key("prompts/list")).is_none());
     }
 }

@@ -357,3 +357,37 @@ async fn discover_and_lists_are_reused_while_fresh() {
         );
     }
 }
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Region {
+    #[schemars(extend("x-mcp-header" = "Region"))]
+    region: String,
+}
+
+/// "If the server rejects a request with a HeaderMismatch error because
+/// required Mcp-Param-* headers are missing ..., the client SHOULD call
+/// tools/list ..., then retry the original request with the appropriate headers."
+#[tokio::test]
+async fn a_call_refused_for_missing_mirrored_headers_is_retried_after_listing() {
+    let served = Arc::new(Served::default());
+    let server = McpServer::builder("regions", "1")
+        .tool(ToolDef::new(
+            "where",
+            |_ctx: Context, r: Region| async move { format!("in {}", r.region) },
+        ))
+        .build()
+        .unwrap();
+    let url = serve_counted(server, Arc::clone(&served)).await;
+    let client = McpClient::builder(url).build().unwrap();
+    // No tools/list yet: the first attempt carries no Mcp-Param-Region.
+    let result = client
+        .call_tool("where", json!({"region": "us-west1"}))
+        .await
+        .unwrap();
+    assert_eq!(text(&result), "in us-west1");
+    // The refused attempt never reached a handler (nor the access log): one
+    // call served, after the one tools/list the refusal prompted.
+    let counts = served.0.lock().unwrap().clone();
+    assert_eq!(counts.get("tools/call"), Some(&1), "{counts:?}");
+    assert_eq!(counts.get("tools/list"), Some(&1), "{counts:?}");
+}

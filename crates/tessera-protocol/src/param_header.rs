@@ -45,6 +45,10 @@ impl ParamHeader {
     /// `true`/`false`. The error says what disagrees, for a -32020 answer.
     pub fn check(&self, header: Option<&[u8]>, body: Option<&Value>) -> Result<(), String> {
         let name = self.header_name();
+        // An argument of another type is the tool's validation to refuse (-32602).
+        if body.is_some_and(|b| !(b.is_string() || b.is_number() || b.is_boolean())) {
+            return Ok(());
+        }
         let (header, body) = match (header, body) {
             (None, None) => return Ok(()),
             (None, Some(_)) => {
@@ -71,10 +75,7 @@ impl ParamHeader {
         let same = match body {
             Value::String(s) => decoded == *s,
             Value::Bool(b) => decoded == b.to_string(),
-            Value::Number(n) => match (decoded.parse::<f64>(), n.as_f64()) {
-                (Ok(h), Some(b)) => h == b,
-                _ => false,
-            },
+            Value::Number(n) => same_number(&decoded, n),
             _ => false,
         };
         if same {
@@ -83,6 +84,30 @@ impl ParamHeader {
             Err(format!("{name} does not match the argument's value"))
         }
     }
+}
+
+/// An integer argument against its header, exactly: the header is decimal
+/// digits (a `.0…` fraction allowed: "42.0 and 42 are considered equal"),
+/// compared as integers, never through a float that would round 2^53 + 1.
+fn same_number(header: &str, body: &serde_json::Number) -> bool {
+    let integer = body
+        .as_i64()
+        .map(i128::from)
+        .or_else(|| body.as_u64().map(i128::from));
+    let Some(body) = integer else {
+        // A non-integer argument (no conforming tool annotates one): exact text.
+        return header == body.to_string();
+    };
+    let (whole, fraction) = header.split_once('.').unwrap_or((header, ""));
+    let digits = whole.strip_prefix('-').unwrap_or(whole);
+    if digits.is_empty()
+        || !digits.bytes().all(|b| b.is_ascii_digit())
+        || !fraction.bytes().all(|b| b == b'0')
+        || (header.contains('.') && fraction.is_empty())
+    {
+        return false;
+    }
+    whole.parse::<i128>().is_ok_and(|h| h == body)
 }
 
 fn is_tchar(c: char) -> bool {
@@ -254,6 +279,30 @@ mod tests {
         // "servers SHOULD compare ... numerically (e.g., 42.0 and 42 are considered equal)".
         assert!(r.check(Some(b"42.0"), Some(&json!(42))).is_ok());
         assert!(r.check(Some(b"43"), Some(&json!(42))).is_err());
+        // Exactly, not through a float: 2^53 + 1 is not 2^53; no exponents or signs.
+        assert!(
+            r.check(
+                Some(b"9007199254740992"),
+                Some(&json!(9_007_199_254_740_993_u64))
+            )
+            .is_err()
+        );
+        assert!(
+            r.check(
+                Some(b"9007199254740993"),
+                Some(&json!(9_007_199_254_740_993_u64))
+            )
+            .is_ok()
+        );
+        for loose in ["1e0", "+1", ".5", "1.", "1.5", "0x1", " "] {
+            assert!(
+                r.check(Some(loose.as_bytes()), Some(&json!(1))).is_err(),
+                "{loose}"
+            );
+        }
+        assert!(r.check(Some(b"-7"), Some(&json!(-7))).is_ok());
+        // An argument of another type is left to the tool's own validation.
+        assert!(r.check(None, Some(&json!({"a": 1}))).is_ok());
         assert!(r.check(Some(b"true"), Some(&json!(true))).is_ok());
         assert!(r.check(Some(b"True"), Some(&json!(true))).is_err());
         // "A header value contains invalid characters."
