@@ -65,6 +65,18 @@ impl Connection {
         Ok(Self { sender })
     }
 
+    /// The connection kept in `slot`, opened first when there is none (or the
+    /// last one failed and was dropped).
+    pub async fn reuse<'a>(
+        slot: &'a mut Option<Self>,
+        target: &Target,
+    ) -> Result<&'a mut Self, String> {
+        if slot.is_none() {
+            *slot = Some(Self::open(target).await?);
+        }
+        slot.as_mut().ok_or_else(|| "no connection".to_owned())
+    }
+
     /// Sends a request; the response's body is left to the caller.
     pub async fn send(
         &mut self,
@@ -188,4 +200,12 @@ fn ticket(body: &str) -> Option<&str> {
     let start = body.find(r#""requestState":""#)? + r#""requestState":""#.len();
     let len = body[start..].find('"')?;
     Some(&body[start..start + len])
+}
+
+/// A multi-threaded tokio runtime, or a message saying why there is none.
+pub fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start: {e}"))
 }

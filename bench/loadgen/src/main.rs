@@ -96,17 +96,14 @@ async fn worker(
     let mut next_id = worker * 1_000_000_000;
     let mut conn = None;
     while !stop.load(Ordering::Relaxed) {
-        let c = match conn.as_mut() {
-            Some(c) => c,
-            None => match Connection::open(&settings.target).await {
-                Ok(c) => conn.insert(c),
-                Err(e) => {
-                    tally.errors += 1;
-                    tally.first_error.get_or_insert(e);
-                    tokio::time::sleep(Duration::from_millis(10)).await;
-                    continue;
-                }
-            },
+        let c = match Connection::reuse(&mut conn, &settings.target).await {
+            Ok(c) => c,
+            Err(e) => {
+                tally.errors += 1;
+                tally.first_error.get_or_insert(e);
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                continue;
+            }
         };
         let started = Instant::now();
         let result = flow(c, &settings.target, &mut next_id).await;
@@ -153,13 +150,10 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match loadgen::runtime() {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("cannot start: {e}");
+            eprintln!("{e}");
             return ExitCode::FAILURE;
         }
     };

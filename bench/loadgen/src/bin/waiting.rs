@@ -155,10 +155,7 @@ async fn run_mrtr(
                 let mut conn = None;
                 while next.fetch_add(1, Ordering::Relaxed) < flows {
                     let result = async {
-                        let c = match conn.as_mut() {
-                            Some(c) => c,
-                            None => conn.insert(Connection::open(&settings.target).await?),
-                        };
+                        let c = Connection::reuse(&mut conn, &settings.target).await?;
                         round(c, &settings.target, 1, Round::First).await
                     }
                     .await;
@@ -194,10 +191,7 @@ async fn run_mrtr(
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(ticket) = tickets.get(i) else { break };
                     let result = async {
-                        let c = match conn.as_mut() {
-                            Some(c) => c,
-                            None => conn.insert(Connection::open(&settings.target).await?),
-                        };
+                        let c = Connection::reuse(&mut conn, &settings.target).await?;
                         let ticket = ticket.as_deref().unwrap_or_default();
                         let step = round(c, &settings.target, 2, Round::Amount(ticket)).await?;
                         let ticket = step.ticket.unwrap_or_default();
@@ -420,13 +414,10 @@ fn main() -> ExitCode {
         eprintln!("waiting: cannot read /proc/{}", settings.pid);
         return ExitCode::from(2);
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match loadgen::runtime() {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("cannot start: {e}");
+            eprintln!("{e}");
             return ExitCode::FAILURE;
         }
     };
