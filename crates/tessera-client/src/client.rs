@@ -199,12 +199,22 @@ impl McpClientBuilder {
             version: Mutex::new(LATEST_PROTOCOL_VERSION.to_owned()),
             next_id: AtomicI64::new(1),
             tool_schemas: Mutex::new(HashMap::new()),
+            output_checks: Mutex::new(HashMap::new()),
             cache: Default::default(),
             server_name: Mutex::new(None),
             push_failure,
             oauth: session,
         })
     }
+}
+
+/// What a server offers besides its tools, prompts and resources.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ServerFeatures {
+    /// Tool calls may go on as tasks (the tasks extension).
+    pub tasks: bool,
+    /// `subscriptions/listen` delivers change notifications.
+    pub listen: bool,
 }
 
 /// An MCP client for one server: an HTTP endpoint, or a process it started (stdio).
@@ -222,6 +232,8 @@ pub struct McpClient {
     version: Mutex<String>,
     next_id: AtomicI64,
     tool_schemas: Mutex<HashMap<String, Value>>,
+    /// Listed tools' `outputSchema`s, compiled: their results are checked against them.
+    output_checks: Mutex<HashMap<String, Arc<tessera_protocol::SchemaCheck>>>,
     /// Discover and list results the server marked fresh (`ttlMs`).
     cache: crate::result_cache::ResultCache,
     server_name: Mutex<Option<String>>,
@@ -302,6 +314,64 @@ impl McpClient {
     pub async fn close(&self) {
         if let Transport::Stdio(stdio) = &self.transport {
             stdio.close(Duration::from_secs(2)).await;
+        }
+    }
+
+    /// The `_meta` of a `method` request: [`meta`](Self::meta), and for a tool
+    /// call or a `tasks/*` method the tasks extension (a tool call may go on
+    /// as a task, which this client follows).
+    fn meta_for(&self, method: &str) -> Value {
+        let mut meta = self.meta();
+        if (method == "tools/call" || method.starts_with("tasks/"))
+            && let Some(caps) = meta
+                .get_mut(tessera_protocol::CLIENT_CAPABILITIES_KEY)
+                .and_then(Value::as_object_mut)
+            && let Some(extensions) = caps
+                .entry("extensions")
+                .or_insert_with(|| json!({}))
+                .as_object_mut()
+        {
+            extensions.insert(tessera_protocol::TASKS_EXTENSION.into(), json!({}));
+        }
+        meta
+    }
+
+    /// A `tasks/cancel` for task `task`, ready to run on its own (a caller
+    /// stopped waiting); its outcome is only logged.
+    fn cancel_request(
+        &self,
+        task: String,
+    ) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": tessera_protocol::TASKS_CANCEL,
+            "params": {"taskId": task, "_meta": self.meta_for(tessera_protocol::TASKS_CANCEL)}});
+        let version = self.protocol_version();
+        let transport = match &self.transport {
+            Transport::Http(http) => Transport::Http(http.clone()),
+            Transport::Stdio(stdio) => Transport::Stdio(Arc::clone(stdio)),
+        };
+        let timeout = self.timeout;
+        async move {
+            let sent = match &transport {
+                Transport::Http(http) => {
+                    let mirrored = Mirrored {
+                        version: &version,
+                        method: tessera_protocol::TASKS_CANCEL,
+                        name: Some(&task),
+                        params: Vec::new(),
+                        open_ended: false,
+                        token: None,
+                    };
+                    http.exchange(&body, id, mirrored, None).await.map(|_| ())
+                }
+                Transport::Stdio(stdio) => {
+                    stdio.exchange(&body, id, Some(timeout)).await.map(|_| ())
+                }
+            };
+            match sent {
+                Ok(()) => tracing::debug!(%task, "task cancelled: its caller stopped waiting"),
+                Err(e) => tracing::debug!(%task, error = %e, "could not cancel a task"),
+            }
         }
     }
 
@@ -480,7 +550,7 @@ impl McpClient {
 
     async fn send(&self, method: &str, mut params: JsonObject) -> Result<Value, ClientError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let mut meta = self.meta();
+        let mut meta = self.meta_for(method);
         if let (Some(m), Some(Value::Object(given))) =
             (meta.as_object_mut(), params.remove("_meta"))
         {
@@ -743,6 +813,30 @@ impl McpClient {
         Self::parse("server/discover", v)
     }
 
+    /// What the server offers beyond tools, prompts and resources: tasks (the
+    /// tasks extension, which [`call_tool`](Self::call_tool) follows) and
+    /// change notifications through [`listen`](Self::listen).
+    pub async fn server_features(&self) -> Result<ServerFeatures, ClientError> {
+        let caps = self.discover().await?.capabilities;
+        let listed = |c: &Option<tessera_protocol::ListChangedCapability>| {
+            c.as_ref().and_then(|c| c.list_changed) == Some(true)
+        };
+        let resources = caps.resources.as_ref();
+        let modern = !self.is_initialize_era().await?;
+        Ok(ServerFeatures {
+            tasks: modern
+                && caps
+                    .extensions
+                    .as_ref()
+                    .is_some_and(|e| e.contains_key(tessera_protocol::TASKS_EXTENSION)),
+            listen: modern
+                && (listed(&caps.tools)
+                    || listed(&caps.prompts)
+                    || resources.and_then(|r| r.list_changed) == Some(true)
+                    || resources.and_then(|r| r.subscribe) == Some(true)),
+        })
+    }
+
     async fn list_all(&self, method: &str, field: &str) -> Result<Vec<Value>, ClientError> {
         let mut items = Vec::new();
         let mut cursor: Option<String> = None;
@@ -781,6 +875,17 @@ impl McpClient {
                 continue;
             }
             lock(&self.tool_schemas).insert(tool.name.clone(), schema);
+            let check = tool.output_schema.as_ref().and_then(|output| {
+                tessera_protocol::SchemaCheck::new(output)
+                    .inspect_err(|problem| {
+                        tracing::warn!(tool = %tool.name, %problem, "outputSchema not checked: it cannot be compiled");
+                    })
+                    .ok()
+            });
+            match check {
+                Some(check) => lock(&self.output_checks).insert(tool.name.clone(), Arc::new(check)),
+                None => lock(&self.output_checks).remove(&tool.name),
+            };
             tools.push(tool);
         }
         Ok(tools)
@@ -805,7 +910,38 @@ impl McpClient {
     }
 
     /// Calls a tool, answering input requests until the result is complete; returns the raw result.
+    ///
+    /// When the tool was listed with an `outputSchema`, a result that is not an
+    /// error must carry `structuredContent` satisfying it
+    /// ([`ClientError::StructuredContent`] otherwise).
     pub async fn call_tool_raw(&self, name: &str, arguments: Value) -> Result<Value, ClientError> {
+        let result = self.call_tool_unchecked(name, arguments).await?;
+        let check = lock(&self.output_checks).get(name).cloned();
+        if let Some(check) = check
+            && result.get("isError") != Some(&Value::Bool(true))
+        {
+            let problem = match result.get("structuredContent") {
+                None => Some("it has no structuredContent".to_owned()),
+                Some(content) => check
+                    .check(content)
+                    .err()
+                    .map(|m| format!("structuredContent at {m}")),
+            };
+            if let Some(problem) = problem {
+                return Err(ClientError::StructuredContent {
+                    tool: name.to_owned(),
+                    problem,
+                });
+            }
+        }
+        Ok(result)
+    }
+
+    async fn call_tool_unchecked(
+        &self,
+        name: &str,
+        arguments: Value,
+    ) -> Result<Value, ClientError> {
         let mut params = JsonObject::new();
         params.insert("name".into(), json!(name));
         params.insert("arguments".into(), arguments);
@@ -893,6 +1029,14 @@ impl McpClient {
             let result = self.request(method, params).await?;
             match ResultType::of(&result).map_err(|e| ClientError::Protocol(e.to_string()))? {
                 ResultType::Complete => return Ok(result),
+                ResultType::Task if method == "tools/call" => {
+                    return self.follow_task(result).await;
+                }
+                ResultType::Task => {
+                    return Err(ClientError::Protocol(format!(
+                        "{method} answered with a task; only tools/call may"
+                    )));
+                }
                 ResultType::InputRequired => {
                     let ir: InputRequiredResult = Self::parse(method, result)?;
                     state = ir.request_state;
@@ -905,6 +1049,77 @@ impl McpClient {
             }
         }
         Err(ClientError::TooManyRounds(self.max_rounds))
+    }
+
+    /// Follows a tool call that went on as a task: polls `tasks/get` at the
+    /// server's interval, answers its input requests with `tasks/update`, and
+    /// returns its result; a caller that stops waiting cancels it.
+    async fn follow_task(&self, created: Value) -> Result<Value, ClientError> {
+        let created: tessera_protocol::CreateTaskResult = Self::parse("tools/call", created)?;
+        let id = created.task.task_id;
+        let mut guard = CancelTask {
+            client: self,
+            id: Some(id.clone()),
+        };
+        let mut interval = created.task.poll_interval_ms;
+        let mut answered: std::collections::HashSet<String> = Default::default();
+        loop {
+            let wait = interval.unwrap_or(1000).clamp(50, 30_000);
+            tokio::time::sleep(Duration::from_millis(wait)).await;
+            let mut params = JsonObject::new();
+            params.insert("taskId".into(), json!(id));
+            let got = self.request(tessera_protocol::TASKS_GET, params).await?;
+            let task: tessera_protocol::GetTaskResult = Self::parse("tasks/get", got)?;
+            interval = task.task.poll_interval_ms.or(interval);
+            match task.task.status {
+                tessera_protocol::TaskStatus::Working => {}
+                tessera_protocol::TaskStatus::InputRequired => {
+                    // Each key is answered once over the task's life.
+                    let fresh: InputRequests = task
+                        .task
+                        .input_requests
+                        .unwrap_or_default()
+                        .into_iter()
+                        .filter(|(key, _)| !answered.contains(key))
+                        .collect();
+                    if fresh.is_empty() {
+                        continue;
+                    }
+                    let answers = self.answer(&fresh).await?;
+                    answered.extend(answers.keys().cloned());
+                    let mut params = JsonObject::new();
+                    params.insert("taskId".into(), json!(id));
+                    params.insert("inputResponses".into(), Value::Object(answers));
+                    self.request(tessera_protocol::TASKS_UPDATE, params).await?;
+                    interval = Some(0);
+                }
+                tessera_protocol::TaskStatus::Completed => {
+                    guard.id = None;
+                    return task.task.result.ok_or_else(|| {
+                        ClientError::Protocol(format!("task {id} completed without a result"))
+                    });
+                }
+                tessera_protocol::TaskStatus::Failed => {
+                    guard.id = None;
+                    return Err(ClientError::Rpc {
+                        status: 0,
+                        error: task.task.error.unwrap_or_else(|| {
+                            tessera_protocol::ErrorObject::new(
+                                tessera_protocol::INTERNAL_ERROR,
+                                format!("task {id} failed without an error"),
+                            )
+                        }),
+                    });
+                }
+                tessera_protocol::TaskStatus::Cancelled => {
+                    guard.id = None;
+                    return Err(ClientError::TaskCancelled {
+                        task: id,
+                        message: task.task.status_message,
+                    });
+                }
+            }
+        }
     }
 
     async fn answer(&self, requests: &InputRequests) -> Result<JsonObject, ClientError> {
@@ -926,6 +1141,27 @@ impl McpClient {
             answers.insert(key.clone(), value);
         }
         Ok(answers)
+    }
+}
+
+/// Cancels a task its caller stopped waiting for (`tasks/cancel`, sent by its own task).
+struct CancelTask<'a> {
+    client: &'a McpClient,
+    /// The task, while it has not ended.
+    id: Option<String>,
+}
+
+impl Drop for CancelTask<'_> {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else {
+            return;
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        // Drop cannot wait; the request goes out on the client's transport.
+        let cancel = self.client.cancel_request(id);
+        runtime.spawn(cancel);
     }
 }
 

@@ -52,6 +52,22 @@ pub enum ClientError {
         /// The `WWW-Authenticate` header.
         challenge: String,
     },
+    /// The task a tool call went on as was cancelled.
+    #[error("task {task} was cancelled{}", .message.as_deref().map(|m| format!(": {m}")).unwrap_or_default())]
+    TaskCancelled {
+        /// The task.
+        task: String,
+        /// What the server said.
+        message: Option<String>,
+    },
+    /// A tool's result does not match the `outputSchema` it was listed with.
+    #[error("tool {tool} returned a result that does not match its outputSchema: {problem}")]
+    StructuredContent {
+        /// The tool.
+        tool: String,
+        /// Where and how it fails the schema.
+        problem: String,
+    },
     /// The client was configured wrongly.
     #[error("configuration error: {0}")]
     Config(String),

@@ -37,7 +37,7 @@ mod scripted;
 mod sse;
 mod stdio_transport;
 
-pub use client::{McpClient, McpClientBuilder, NotificationHandler};
+pub use client::{McpClient, McpClientBuilder, NotificationHandler, ServerFeatures};
 pub use connect_mode::ConnectMode;
 pub use elicitor::{Elicitor, InputKinds};
 pub use error::ClientError;

@@ -237,7 +237,9 @@ async fn tickets_are_echoed_byte_for_byte_with_fresh_ids() {
     );
     assert_eq!(
         meta["io.modelcontextprotocol/clientCapabilities"],
-        json!({"elicitation": {"form": {}, "url": {}}})
+        json!({"elicitation": {"form": {}, "url": {}},
+               "extensions": {"io.modelcontextprotocol/tasks": {}}}),
+        "a tool call may go on as a task, which the client follows"
     );
     let head = first_head.to_ascii_lowercase();
     for h in [
@@ -390,4 +392,124 @@ async fn a_call_refused_for_missing_mirrored_headers_is_retried_after_listing() 
     let counts = served.0.lock().unwrap().clone();
     assert_eq!(counts.get("tools/call"), Some(&1), "{counts:?}");
     assert_eq!(counts.get("tools/list"), Some(&1), "{counts:?}");
+}
+
+#[tokio::test]
+async fn structured_content_is_checked_against_the_listed_output_schema() {
+    // Spec (server/tools.mdx): "Clients SHOULD validate structured results against this schema."
+    let list = json!({"jsonrpc": "2.0", "result": {"tools": [{"name": "sum",
+        "inputSchema": {"type": "object"},
+        "outputSchema": {"type": "object", "properties": {"total": {"type": "number"}}, "required": ["total"]}}]}});
+    let good =
+        json!({"jsonrpc": "2.0", "result": {"content": [], "structuredContent": {"total": 3}}});
+    let bad =
+        json!({"jsonrpc": "2.0", "result": {"content": [], "structuredContent": {"total": "3"}}});
+    let bare = json!({"jsonrpc": "2.0", "result": {"content": [{"type": "text", "text": "3"}]}});
+    let failed = json!({"jsonrpc": "2.0", "result": {"content": [], "isError": true}});
+    let (url, _) = recording(vec![
+        (200, bad.clone()),
+        (200, list),
+        (200, good),
+        (200, bad),
+        (200, bare),
+        (200, failed),
+    ])
+    .await;
+    let client = McpClient::builder(&url).build().unwrap();
+    // Before the tool is listed there is no schema to check against.
+    client.call_tool("sum", json!({})).await.unwrap();
+    client.list_tools().await.unwrap();
+    client.call_tool("sum", json!({})).await.unwrap();
+    match client.call_tool("sum", json!({})).await {
+        Err(e @ ClientError::StructuredContent { .. }) => assert_eq!(
+            e.to_string(),
+            "tool sum returned a result that does not match its outputSchema: \
+             structuredContent at /total: expected number, got string \"3\""
+        ),
+        other => panic!("{other:?}"),
+    }
+    match client.call_tool("sum", json!({})).await {
+        Err(ClientError::StructuredContent { problem, .. }) => {
+            assert_eq!(problem, "it has no structuredContent")
+        }
+        other => panic!("{other:?}"),
+    }
+    let error = client.call_tool("sum", json!({})).await.unwrap();
+    assert_eq!(error.is_error, Some(true), "error results need not conform");
+}
+
+/// Set when the long task's handler is dropped (its task was cancelled).
+static LONG_TASK_DROPPED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+struct SetOnDrop;
+impl Drop for SetOnDrop {
+    fn drop(&mut self) {
+        LONG_TASK_DROPPED.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Colour {
+    colour: String,
+}
+impl Form for Colour {
+    const KEY: &'static str = "colour";
+}
+
+fn task_server() -> McpServer {
+    use tessera_server::TaskSupport;
+    McpServer::builder("tasks", "1")
+        .request_state(codec())
+        .tool(
+            ToolDef::new("paint", |ctx: Context, _: ()| async move {
+                ctx.begin_task()?;
+                let Colour { colour } = ctx.ask("Which colour?")?;
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                Ok::<_, HandlerError>(format!("painted {colour} (task: {})", ctx.in_task()))
+            })
+            .task_support(TaskSupport::Required),
+        )
+        .tool(
+            ToolDef::new("long", |ctx: Context, _: ()| async move {
+                ctx.begin_task()?;
+                let _flag = SetOnDrop;
+                tokio::time::sleep(std::time::Duration::from_secs(600)).await;
+                Ok::<_, HandlerError>("never")
+            })
+            .task_support(TaskSupport::Required),
+        )
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_tool_call_that_becomes_a_task_is_polled_answered_and_fetched() {
+    let url = serve(task_server()).await;
+    let client = McpClient::builder(&url)
+        .elicitor(answers(&[("colour", accept(json!({"colour": "teal"})))]))
+        .build()
+        .unwrap();
+    let features = client.server_features().await.unwrap();
+    assert!(features.tasks && features.listen, "{features:?}");
+    let r = client.call_tool("paint", json!({})).await.unwrap();
+    assert_eq!(text(&r), "painted teal (task: true)");
+}
+
+#[tokio::test]
+async fn a_caller_that_gives_up_on_a_task_cancels_it() {
+    let url = serve(task_server()).await;
+    let client = McpClient::builder(&url).build().unwrap();
+    let gave_up = tokio::time::timeout(
+        std::time::Duration::from_millis(700),
+        client.call_tool("long", json!({})),
+    )
+    .await;
+    assert!(gave_up.is_err(), "the call should still be running");
+    for _ in 0..100 {
+        if LONG_TASK_DROPPED.load(std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("the task's handler still runs 5 s after its caller gave up");
 }

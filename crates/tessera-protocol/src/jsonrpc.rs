@@ -123,6 +123,18 @@ pub struct JsonRpcRequest<P = JsonObject> {
     pub params: Option<P>,
 }
 
+impl<P> JsonRpcRequest<P> {
+    /// A request `id` of `method` with `params`.
+    pub fn new(id: RequestId, method: impl Into<String>, params: Option<P>) -> Self {
+        Self {
+            jsonrpc: JsonRpcVersion,
+            id,
+            method: method.into(),
+            params,
+        }
+    }
+}
+
 /// A JSON-RPC notification: a message without an id that gets no response.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JsonRpcNotification<P = JsonObject> {

@@ -45,7 +45,9 @@ mod resources;
 mod result;
 mod roots;
 mod sampling;
+mod schema_check;
 mod subscriptions;
+mod tasks;
 mod tools;
 mod version;
 
@@ -74,7 +76,9 @@ pub use resources::*;
 pub use result::*;
 pub use roots::*;
 pub use sampling::*;
+pub use schema_check::{SchemaCheck, SchemaMismatch, UnusableSchema};
 pub use subscriptions::*;
+pub use tasks::*;
 pub use tools::*;
 pub use version::*;
 

@@ -13,6 +13,8 @@ pub enum ResultType {
     Complete,
     /// The client must fulfil `inputRequests` and retry.
     InputRequired,
+    /// The call goes on as a task the client polls (the tasks extension).
+    Task,
 }
 
 impl ResultType {
@@ -21,6 +23,7 @@ impl ResultType {
         match self {
             Self::Complete => "complete",
             Self::InputRequired => "input_required",
+            Self::Task => "task",
         }
     }
 
@@ -30,6 +33,7 @@ impl ResultType {
             None => Ok(Self::Complete),
             Some(Value::String(s)) if s == "complete" => Ok(Self::Complete),
             Some(Value::String(s)) if s == "input_required" => Ok(Self::InputRequired),
+            Some(Value::String(s)) if s == "task" => Ok(Self::Task),
             Some(other) => Err(UnknownResultType(other.to_string())),
         }
     }
@@ -37,7 +41,7 @@ impl ResultType {
 
 /// A `resultType` other than `complete` or `input_required`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown resultType {0}: expected \"complete\" or \"input_required\"")]
+#[error("unknown resultType {0}: expected \"complete\", \"input_required\" or \"task\"")]
 pub struct UnknownResultType(pub String);
 
 impl Serialize for ResultType {
@@ -52,6 +56,7 @@ impl<'de> Deserialize<'de> for ResultType {
         match s.as_str() {
             "complete" => Ok(Self::Complete),
             "input_required" => Ok(Self::InputRequired),
+            "task" => Ok(Self::Task),
             _ => Err(de::Error::custom(UnknownResultType(format!("{s:?}")))),
         }
     }
@@ -72,9 +77,10 @@ impl<'de> Deserialize<'de> for Complete {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         match ResultType::deserialize(d)? {
             ResultType::Complete => Ok(Self),
-            ResultType::InputRequired => Err(de::Error::custom(
-                "resultType \"input_required\" where a complete result was expected",
-            )),
+            other => Err(de::Error::custom(format!(
+                "resultType {:?} where a complete result was expected",
+                other.as_str()
+            ))),
         }
     }
 }
@@ -110,6 +116,9 @@ impl<'de, R: serde::de::DeserializeOwned> Deserialize<'de> for Outcome<R> {
             ResultType::InputRequired => serde_json::from_value(value)
                 .map(Self::InputRequired)
                 .map_err(de::Error::custom),
+            ResultType::Task => Err(de::Error::custom(
+                "resultType \"task\": the call went on as a task (poll it with tasks/get)",
+            )),
         }
     }
 }

@@ -16,6 +16,7 @@ pub fn name_param(method: &str) -> Option<&'static str> {
     match method {
         "tools/call" | "prompts/get" => Some("name"),
         "resources/read" => Some("uri"),
+        crate::TASKS_GET | crate::TASKS_UPDATE | crate::TASKS_CANCEL => Some("taskId"),
         _ => None,
     }
 }

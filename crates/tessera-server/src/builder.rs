@@ -9,9 +9,7 @@ use tessera_state::{MemoryLedger, RequestStateCodec, TicketLedger};
 
 use crate::app_state::{AppState, NeededState};
 use crate::tool::is_valid_tool_name;
-use crate::{
-    CacheHint, CompletionHandler, McpServer, PromptDef, ResourceDef, ResourceTemplateDef, ToolDef,
-};
+use crate::{CacheHint, McpServer, PromptDef, ResourceDef, ResourceTemplateDef, ToolDef};
 
 /// Why a server could not be built: a message naming the registration at fault.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -26,7 +24,6 @@ pub struct McpServerBuilder {
     prompts: Vec<PromptDef>,
     resources: Vec<ResourceDef>,
     templates: Vec<ResourceTemplateDef>,
-    completion: Option<CompletionHandler>,
     codec: Option<RequestStateCodec>,
     ledger: Option<Arc<dyn TicketLedger>>,
     discover_cache: CacheHint,
@@ -47,7 +44,6 @@ impl McpServerBuilder {
             prompts: Vec::new(),
             resources: Vec::new(),
             templates: Vec::new(),
-            completion: None,
             codec: None,
             ledger: None,
             bus: None,
@@ -131,12 +127,6 @@ impl McpServerBuilder {
     /// ```
     pub fn with_state<T: Send + Sync + 'static>(mut self, state: T) -> Self {
         self.app_state.insert(state);
-        self
-    }
-
-    /// Serves `completion/complete` with `handler`.
-    pub fn completion(mut self, handler: CompletionHandler) -> Self {
-        self.completion = Some(handler);
         self
     }
 
@@ -229,6 +219,19 @@ impl McpServerBuilder {
                     "tool {name:?}: inputSchema must have type \"object\""
                 )));
             }
+            if let Some(output) = &tool.tool.output_schema {
+                if output.get("type").and_then(|t| t.as_str()) != Some("object") {
+                    return Err(BuildError(format!(
+                        "tool {name:?}: outputSchema must have type \"object\""
+                    )));
+                }
+                let check = tessera_protocol::SchemaCheck::new(output).map_err(|e| {
+                    BuildError(format!(
+                        "tool {name:?}: its outputSchema cannot be checked: {e}"
+                    ))
+                })?;
+                tool.output_check = Some(Arc::new(check));
+            }
             // Clients drop a tool whose x-mcp-header annotations are invalid: refuse to publish one.
             let schema = serde_json::Value::Object(tool.tool.input_schema.clone());
             tool.param_headers = tessera_protocol::param_headers(&schema)
@@ -242,6 +245,11 @@ impl McpServerBuilder {
             let name = prompt.prompt.name.clone();
             check_icons("prompt", &name, prompt.prompt.icons.as_deref())?;
             check_needs(&self.app_state, "prompt", &name, &prompt.needs)?;
+            if let Some(argument) = prompt.completers.keys().find(|a| !prompt.declares(a)) {
+                return Err(BuildError(format!(
+                    "prompt {name:?} completes the argument {argument:?}, which it does not declare"
+                )));
+            }
             if prompts.insert(name.clone(), prompt).is_some() {
                 return Err(BuildError(format!("prompt {name:?} is registered twice")));
             }
@@ -267,6 +275,12 @@ impl McpServerBuilder {
                 &t.template.uri_template,
                 &t.needs,
             )?;
+            if let Some(variable) = t.completers.keys().find(|v| !t.declares(v)) {
+                return Err(BuildError(format!(
+                    "resource template {:?} completes the variable {variable:?}, which it does not have",
+                    t.template.uri_template
+                )));
+            }
         }
         let single_use = tools.values().any(|t| t.single_use);
         if single_use && self.codec.is_none() {
@@ -291,6 +305,15 @@ impl McpServerBuilder {
             }
             None => None,
         };
+        let tasks = tools
+            .values()
+            .any(|t| t.task_support != crate::TaskSupport::Forbidden)
+            .then(|| {
+                Arc::new(crate::task_store::TaskStore::new(
+                    crate::task_store::DEFAULT_TASK_TTL,
+                    crate::task_store::DEFAULT_POLL_INTERVAL,
+                ))
+            });
         let result_meta = json!({ SERVER_INFO_KEY: self.info });
         let audience = self.audience.unwrap_or_else(|| self.info.name.clone());
         Ok(McpServer {
@@ -301,8 +324,8 @@ impl McpServerBuilder {
             prompts,
             resources,
             templates: self.templates,
-            completion: self.completion,
             codec: self.codec,
+            tasks,
             ledger,
             discover_cache: self.discover_cache,
             list_cache: self.list_cache,

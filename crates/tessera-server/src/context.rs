@@ -60,7 +60,20 @@ pub(crate) struct Inner {
     pub(crate) earlier: IndexMap<String, Slot>,
     /// The state the previous round carried, unparsed.
     pub(crate) carried: Option<Value>,
+    /// Whether the call may become, or already is, a task.
+    pub(crate) task: TaskMode,
     pub(crate) next: Mutex<NextRound>,
+}
+
+/// Where a call stands with respect to the tasks extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TaskMode {
+    /// It runs to its end in this request ([`Context::begin_task`] does nothing).
+    Synchronous,
+    /// A task-capable tool called by a client that declared the extension.
+    MayStart,
+    /// It is running as a task.
+    Running,
 }
 
 /// What the handler leaves for the next round: its questions and the state to carry.
@@ -79,6 +92,79 @@ static NO_CAPABILITIES: ClientCapabilities = ClientCapabilities {
 };
 
 impl Context {
+    /// The context of request `incoming` about `target`, with the answers and
+    /// carried state its ticket and retry brought.
+    pub(crate) fn new(
+        incoming: crate::dispatch::Incoming,
+        target: &str,
+        app: &Arc<AppState>,
+        answers: IndexMap<String, Slot>,
+        earlier: IndexMap<String, Slot>,
+        carried: Option<Value>,
+        task: TaskMode,
+    ) -> Self {
+        let crate::dispatch::Incoming { id, meta, facts } = incoming;
+        Self {
+            inner: Arc::new(Inner {
+                id,
+                target: target.to_owned(),
+                meta,
+                facts,
+                app: Arc::clone(app),
+                answers,
+                earlier,
+                carried,
+                task,
+                next: Mutex::new(NextRound::default()),
+            }),
+        }
+    }
+
+    /// Marks where a long call's work begins: for a tool registered with
+    /// [`ToolDef::task_support`](crate::ToolDef::task_support) and a client that
+    /// declared the tasks extension on this request, the call ends here with a
+    /// task (`resultType: "task"`) and the handler runs again from the top in
+    /// the background, where this returns `Ok` and the client polls
+    /// `tasks/get`. Otherwise (and inside the task) it returns `Ok` and the
+    /// call goes on in this request. Questions asked before it are asked in
+    /// the call's own rounds; questions after it, through `tasks/update`.
+    ///
+    /// ```
+    /// use tessera_server::{Context, Result};
+    ///
+    /// async fn report(ctx: Context, _args: ()) -> Result<String> {
+    ///     ctx.begin_task()?;
+    ///     // ... minutes of work ...
+    ///     Ok("report ready".into())
+    /// }
+    /// ```
+    pub fn begin_task(&self) -> Result<(), Interrupt> {
+        match self.inner.task {
+            TaskMode::MayStart => Err(Interrupt::StartTask),
+            TaskMode::Synchronous | TaskMode::Running => Ok(()),
+        }
+    }
+
+    /// The answers the call has (earlier rounds' first, this round's over them)
+    /// and the state it carries, once the handler is done with the context.
+    pub(crate) fn into_answers(self) -> (IndexMap<String, Slot>, Option<Value>) {
+        let (answers, earlier, carried) = match Arc::try_unwrap(self.inner) {
+            Ok(inner) => (inner.answers, inner.earlier, inner.carried),
+            // The handler kept a clone: copy what it still shares.
+            Err(shared) => (
+                shared.answers.clone(),
+                shared.earlier.clone(),
+                shared.carried.clone(),
+            ),
+        };
+        (earlier.into_iter().chain(answers).collect(), carried)
+    }
+
+    /// Whether the handler runs as a task.
+    pub fn in_task(&self) -> bool {
+        self.inner.task == TaskMode::Running
+    }
+
     /// Asks the user to fill in the form `T` with `message` above it; yields the
     /// answer once the client gave it. See [`Interrupt`] for the other outcomes.
     pub fn ask<T: Form>(&self, message: impl Into<String>) -> Result<T, Interrupt> {

@@ -64,6 +64,13 @@ pub enum ServerError {
         /// What the client would have to declare.
         required: Box<ClientCapabilities>,
     },
+    /// The request needs an extension the client did not declare on it (-32021).
+    MissingExtension {
+        /// What needs it, and how to declare it.
+        message: String,
+        /// What the client would have to declare.
+        required: Box<ClientCapabilities>,
+    },
     /// An initialize-era client was asked for input it cannot give (-32600).
     LegacyInputRequired {
         /// The full explanation.
@@ -140,7 +147,9 @@ impl ServerError {
             | Self::InvalidRequestState { .. } => INVALID_PARAMS,
             Self::UnsupportedVersion { .. } => UNSUPPORTED_PROTOCOL_VERSION,
             Self::MethodNotFound { .. } => METHOD_NOT_FOUND,
-            Self::MissingCapability { .. } => MISSING_REQUIRED_CLIENT_CAPABILITY,
+            Self::MissingCapability { .. } | Self::MissingExtension { .. } => {
+                MISSING_REQUIRED_CLIENT_CAPABILITY
+            }
             Self::LegacyInputRequired { .. } => INVALID_REQUEST,
             Self::Unavailable { .. } | Self::InsufficientScope { .. } => TRANSPORT_ERROR,
             Self::Internal { .. } => INTERNAL_ERROR,
@@ -157,6 +166,7 @@ impl ServerError {
                 | Self::InvalidMeta { .. }
                 | Self::UnsupportedVersion { .. }
                 | Self::MissingCapability { .. }
+                | Self::MissingExtension { .. }
         )
     }
 
@@ -216,6 +226,10 @@ impl ServerError {
             .with_data(json!(MissingCapabilityData {
                 required_capabilities: (**required).clone()
             })),
+            Self::MissingExtension { message, required } => ErrorObject::new(code, message.clone())
+                .with_data(json!(MissingCapabilityData {
+                    required_capabilities: (**required).clone()
+                })),
             Self::LegacyInputRequired { message }
             | Self::Internal { message }
             | Self::Unavailable { message, .. } => {

@@ -56,6 +56,9 @@ pub enum Interrupt {
         /// What the form cannot show.
         problem: String,
     },
+    /// The rest of the call runs as a task the client polls
+    /// ([`Context::begin_task`](crate::Context::begin_task)).
+    StartTask,
 }
 
 impl Interrupt {
@@ -73,7 +76,7 @@ impl Interrupt {
             Self::Declined { key } => format!("The user declined to answer {key}."),
             Self::Cancelled { key } => format!("The user cancelled the request for {key}."),
             Self::Invalid { key, reason } => format!("The answer to {key} was not valid: {reason}"),
-            Self::InputRequired | Self::UnusableForm { .. } => self.to_string(),
+            Self::InputRequired | Self::UnusableForm { .. } | Self::StartTask => self.to_string(),
         }
     }
 }
@@ -88,6 +91,7 @@ impl fmt::Display for Interrupt {
             Self::UnusableForm { key, problem } => {
                 write!(f, "the form {key} cannot be shown: {problem}")
             }
+            Self::StartTask => f.write_str("the call goes on as a task"),
         }
     }
 }

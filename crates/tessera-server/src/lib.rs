@@ -61,6 +61,7 @@ mod response;
 mod server;
 #[cfg(feature = "signal")]
 mod shutdown;
+mod task_store;
 mod tool;
 
 pub use app_state::State;
@@ -68,7 +69,7 @@ pub use arguments::Arguments;
 pub use builder::{BuildError, McpServerBuilder};
 pub use change::Change;
 pub use change_bus::{BusError, BusEvent, ChangeBus, ChangeListener, MemoryBus, Subscription};
-pub use completion::CompletionHandler;
+pub use completion::{IntoCompletion, PartialArgument};
 pub use context::Context;
 pub use dispatch::Handled;
 pub use envelope::check_envelope;
@@ -86,5 +87,6 @@ pub use response::{IntoPromptResult, IntoResourceResult, IntoToolResult, Json};
 pub use server::{CacheHint, McpServer};
 #[cfg(feature = "signal")]
 pub use shutdown::{graceful_shutdown, shutdown_signal};
+pub use task_store::{DEFAULT_POLL_INTERVAL, DEFAULT_TASK_TTL, MAX_LIVE_TASKS};
 pub use tessera_protocol::BoxFuture;
-pub use tool::ToolDef;
+pub use tool::{TaskSupport, ToolDef};

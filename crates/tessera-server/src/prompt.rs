@@ -9,8 +9,9 @@ use serde_json::Value;
 use tessera_protocol::{GetPromptResult, Prompt, PromptArgument};
 
 use crate::app_state::NeededState;
+use crate::completion::{Completer, Completers};
 use crate::handler::{ErasedHandler, erase, parse_input};
-use crate::{Context, HandlerError, IntoPromptResult};
+use crate::{Context, HandlerError, IntoCompletion, IntoPromptResult, PartialArgument};
 
 /// Prompt arguments by name, for prompts that take whatever they are given.
 pub type PromptArguments = IndexMap<String, String>;
@@ -41,6 +42,7 @@ pub struct PromptDef {
     pub(crate) prompt: Prompt,
     pub(crate) handler: ErasedHandler<GetPromptResult, PromptArguments>,
     pub(crate) needs: Vec<NeededState>,
+    pub(crate) completers: Completers,
 }
 
 impl PromptDef {
@@ -78,6 +80,7 @@ impl PromptDef {
             },
             handler,
             needs: Vec::new(),
+            completers: Completers::new(),
         }
     }
 
@@ -99,6 +102,34 @@ impl PromptDef {
         self
     }
 
+    /// Suggests values for the argument `argument` (`completion/complete`);
+    /// the server fails to build when the prompt declares no such argument.
+    ///
+    /// ```
+    /// use tessera_server::{Context, PartialArgument, PromptDef};
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Review { language: String }
+    ///
+    /// let prompt = PromptDef::new("review", |_ctx: Context, args: Review| async move {
+    ///     format!("Review this {} code.", args.language)
+    /// })
+    /// .complete("language", |_ctx: Context, typed: PartialArgument| async move {
+    ///     typed.matching(["python", "rust", "typescript"])
+    /// });
+    /// # let _ = prompt;
+    /// ```
+    pub fn complete<F, Fut, R>(mut self, argument: impl Into<String>, handler: F) -> Self
+    where
+        F: Fn(Context, PartialArgument) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoCompletion + 'static,
+    {
+        self.completers
+            .insert(argument.into(), Completer::new(handler));
+        self
+    }
+
     /// Declares that the handler reads application state of type `T`.
     pub fn needs_state<T: Send + Sync + 'static>(mut self) -> Self {
         self.needs.push(NeededState::of::<T>());
@@ -108,6 +139,15 @@ impl PromptDef {
     /// The definition as `prompts/list` shows it.
     pub fn definition(&self) -> &Prompt {
         &self.prompt
+    }
+
+    /// Whether the prompt declares the argument `name`.
+    pub(crate) fn declares(&self, name: &str) -> bool {
+        self.prompt
+            .arguments
+            .iter()
+            .flatten()
+            .any(|a| a.name == name)
     }
 
     /// The first required argument missing from `args`.

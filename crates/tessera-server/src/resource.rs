@@ -9,8 +9,9 @@ use serde_json::Value;
 use tessera_protocol::{ReadResourceResult, Resource, ResourceTemplate};
 
 use crate::app_state::NeededState;
+use crate::completion::{Completer, Completers};
 use crate::handler::{ErasedHandler, parse_input};
-use crate::{Context, HandlerError, IntoResourceResult};
+use crate::{Context, HandlerError, IntoCompletion, IntoResourceResult, PartialArgument};
 
 /// Variables matched from a URI template, by name.
 pub type TemplateVariables = IndexMap<String, String>;
@@ -57,6 +58,7 @@ pub struct ResourceTemplateDef {
     pub(crate) template: ResourceTemplate,
     pub(crate) handler: ErasedHandler<ReadResourceResult, ResourceRead>,
     pub(crate) needs: Vec<NeededState>,
+    pub(crate) completers: Completers,
 }
 
 /// What a read hands the handler besides its context.
@@ -172,6 +174,7 @@ impl ResourceTemplateDef {
             },
             handler: erased(handler),
             needs: Vec::new(),
+            completers: Completers::new(),
         }
     }
 
@@ -203,6 +206,47 @@ impl ResourceTemplateDef {
     pub fn needs_state<T: Send + Sync + 'static>(mut self) -> Self {
         self.needs.push(NeededState::of::<T>());
         self
+    }
+
+    /// Suggests values for the template variable `variable` (`completion/complete`);
+    /// the server fails to build when the template has no such variable.
+    ///
+    /// ```
+    /// use tessera_server::{Context, PartialArgument, ResourceTemplateDef, TemplateVariables};
+    ///
+    /// let files = ResourceTemplateDef::new(
+    ///     "repo://{owner}/{name}",
+    ///     "repository",
+    ///     |_ctx: Context, vars: TemplateVariables| async move { format!("{vars:?}") },
+    /// )
+    /// .complete("name", |_ctx: Context, typed: PartialArgument| async move {
+    ///     // The owner chosen before decides which names are offered.
+    ///     match typed.filled.get("owner").map(String::as_str) {
+    ///         Some("tessera") => typed.matching(["tessera", "tessera-bench"]),
+    ///         _ => Vec::new(),
+    ///     }
+    /// });
+    /// # let _ = files;
+    /// ```
+    pub fn complete<F, Fut, R>(mut self, variable: impl Into<String>, handler: F) -> Self
+    where
+        F: Fn(Context, PartialArgument) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoCompletion + 'static,
+    {
+        self.completers
+            .insert(variable.into(), Completer::new(handler));
+        self
+    }
+
+    /// Whether the template has the variable `name`.
+    pub(crate) fn declares(&self, name: &str) -> bool {
+        self.template
+            .uri_template
+            .split('{')
+            .skip(1)
+            .filter_map(|part| part.split_once('}'))
+            .any(|(variable, _)| variable == name)
     }
 
     /// The definition as `resources/templates/list` shows it.

@@ -6,9 +6,7 @@ use indexmap::IndexMap;
 use tessera_protocol::{CacheScope, Implementation};
 use tessera_state::{RequestStateCodec, TicketLedger};
 
-use crate::{
-    CompletionHandler, McpServerBuilder, PromptDef, ResourceDef, ResourceTemplateDef, ToolDef,
-};
+use crate::{McpServerBuilder, PromptDef, ResourceDef, ResourceTemplateDef, ToolDef};
 
 /// How long, and for whom, clients may cache a result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,8 +62,9 @@ pub struct McpServer {
     pub(crate) prompts: IndexMap<String, PromptDef>,
     pub(crate) resources: IndexMap<String, ResourceDef>,
     pub(crate) templates: Vec<ResourceTemplateDef>,
-    pub(crate) completion: Option<CompletionHandler>,
     pub(crate) codec: Option<RequestStateCodec>,
+    /// Tasks (the tasks extension), when a tool may run as one.
+    pub(crate) tasks: Option<Arc<crate::task_store::TaskStore>>,
     pub(crate) ledger: Option<Arc<dyn TicketLedger>>,
     pub(crate) discover_cache: CacheHint,
     pub(crate) list_cache: CacheHint,

@@ -11,7 +11,8 @@ use tessera_protocol::{CallToolResult, ElicitationSchema, JsonObject, Tool, Tool
 use crate::app_state::NeededState;
 use crate::form::{Form, schema_of};
 use crate::handler::{ErasedHandler, erase, parse_input};
-use crate::{Context, HandlerError, Interrupt, IntoToolResult};
+use crate::handler_error::Kind;
+use crate::{Context, HandlerError, Interrupt, IntoToolResult, ServerError};
 
 /// A tool: its definition as listed, and the handler that serves calls.
 ///
@@ -44,6 +45,24 @@ pub struct ToolDef {
     pub(crate) scopes: Vec<String>,
     /// Parameters mirrored into `Mcp-Param-*` headers (`x-mcp-header`), found at build.
     pub(crate) param_headers: Vec<tessera_protocol::ParamHeader>,
+    /// The `outputSchema`, compiled at build; results are checked against it.
+    pub(crate) output_check: Option<Arc<tessera_protocol::SchemaCheck>>,
+    /// Whether calls may run as tasks (the tasks extension).
+    pub(crate) task_support: TaskSupport,
+}
+
+/// Whether a tool's calls may run as tasks (the tasks extension, SEP-2663).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum TaskSupport {
+    /// Calls always run in their request (the default).
+    #[default]
+    Forbidden,
+    /// A client that declares the extension gets a task where the handler
+    /// calls [`Context::begin_task`]; other clients wait for the result.
+    Optional,
+    /// Only clients that declare the extension may call it; others get
+    /// -32021 naming the capability, before the handler runs.
+    Required,
 }
 
 impl ToolDef {
@@ -87,6 +106,8 @@ impl ToolDef {
             needs: Vec::new(),
             scopes: Vec::new(),
             param_headers: Vec::new(),
+            output_check: None,
+            task_support: TaskSupport::Forbidden,
         }
     }
 
@@ -117,6 +138,32 @@ impl ToolDef {
     /// Replaces the generated input schema (it must have `type: "object"`).
     pub fn input_schema(mut self, schema: JsonObject) -> Self {
         self.tool.input_schema = schema;
+        self
+    }
+
+    /// Replaces the output schema (it must have `type: "object"`): every result
+    /// that is not an error must then carry `structuredContent` satisfying it,
+    /// or the call fails with an internal error naming the field (checked when
+    /// the server builds and on every call).
+    pub fn output_schema(mut self, schema: JsonObject) -> Self {
+        self.tool.output_schema = Some(schema);
+        self
+    }
+
+    /// Lets calls run as tasks the client polls (see [`Context::begin_task`]).
+    ///
+    /// ```
+    /// use tessera_server::{Context, TaskSupport, ToolDef};
+    ///
+    /// let tool = ToolDef::new("report", |ctx: Context, _: ()| async move {
+    ///     ctx.begin_task()?;
+    ///     Ok::<_, tessera_server::HandlerError>("report ready")
+    /// })
+    /// .task_support(TaskSupport::Optional);
+    /// # let _ = tool;
+    /// ```
+    pub fn task_support(mut self, support: TaskSupport) -> Self {
+        self.task_support = support;
         self
     }
 
@@ -193,13 +240,48 @@ impl ToolDef {
         &self.param_headers
     }
 
-    /// The result of a call whose handler stopped on `interrupt` (not `InputRequired`).
-    pub(crate) fn refused(&self, interrupt: &Interrupt) -> CallToolResult {
-        CallToolResult::text(
-            self.refusal
-                .clone()
-                .unwrap_or_else(|| interrupt.default_refusal_text()),
-        )
+    /// The result of a call whose handler stopped on `error` (other than asking
+    /// for input): a refusal's text, a tool error (`isError`), or the server's
+    /// error when the tool itself is broken. Calls and tasks share it.
+    pub(crate) fn outcome_of(&self, error: HandlerError) -> Result<CallToolResult, ServerError> {
+        match &error.0 {
+            Kind::Interrupt(i @ (Interrupt::UnusableForm { .. } | Interrupt::StartTask)) => {
+                Err(ServerError::Internal {
+                    message: format!("tool {}: {i}", self.tool.name),
+                })
+            }
+            Kind::Interrupt(i) => Ok(CallToolResult::text(
+                self.refusal
+                    .clone()
+                    .unwrap_or_else(|| i.default_refusal_text()),
+            )),
+            _ => Ok(crate::response::tool_failure(&error)),
+        }
+    }
+
+    /// A finished result against the `outputSchema`: a result that is not an
+    /// error must carry `structuredContent` that satisfies it (spec, server/tools:
+    /// "Servers MUST provide structured results that conform to this schema").
+    pub(crate) fn check_output(&self, result: &CallToolResult) -> Result<(), ServerError> {
+        let Some(check) = &self.output_check else {
+            return Ok(());
+        };
+        if result.is_error == Some(true) {
+            return Ok(());
+        }
+        let problem = match &result.structured_content {
+            None => "it has no structuredContent".to_owned(),
+            Some(content) => match check.check(content) {
+                Ok(()) => return Ok(()),
+                Err(mismatch) => format!("structuredContent at {mismatch}"),
+            },
+        };
+        Err(ServerError::Internal {
+            message: format!(
+                "tool {} returned a result that does not match its outputSchema: {problem}",
+                self.tool.name
+            ),
+        })
     }
 }
 

@@ -88,4 +88,5 @@ pub use error::{
 pub use key::{KEY_VAR, KEYS_VAR, KeyId, KeyRing, MAX_KEY_ID_LEN, MIN_KEY_LEN, StateKey};
 pub use ledger::{LedgerFuture, MemoryLedger, TicketLedger};
 pub use mode::SealMode;
+pub use random::random_id;
 pub use ticket::Opened;

@@ -29,6 +29,14 @@ pub(crate) fn fill(dest: &mut [u8]) -> Result<(), getrandom::Error> {
     fill_in(current_pid(), dest)
 }
 
+/// A random identifier: 128 bits as 32 lowercase hex digits (e.g. a task id
+/// no third party can guess); `None` when the operating system has no randomness to give.
+pub fn random_id() -> Option<String> {
+    let mut bytes = [0u8; 16];
+    fill(&mut bytes).ok()?;
+    Some(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
 /// The id of this process (where processes can fork; elsewhere a constant).
 fn current_pid() -> u32 {
     #[cfg(unix)]

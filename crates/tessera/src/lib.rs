@@ -9,10 +9,11 @@
 #[cfg(feature = "server")]
 pub use tessera_server::{
     Arguments, AuthInfo, BoxFuture, BuildError, BusError, BusEvent, CacheHint, Change, ChangeBus,
-    ChangeListener, CompletionHandler, Context, Era, Form, FormChoice, FormValue, HandlerError,
-    Interrupt, IntoPromptResult, IntoResourceResult, IntoToolResult, Json, McpServer,
-    McpServerBuilder, MemoryBus, NotFound, Notifier, PromptArguments, PromptDef, RequestFacts,
-    ResourceDef, ResourceTemplateDef, Result, State, Subscription, TemplateVariables, ToolDef,
+    ChangeListener, Context, Era, Form, FormChoice, FormValue, HandlerError, Interrupt,
+    IntoCompletion, IntoPromptResult, IntoResourceResult, IntoToolResult, Json, McpServer,
+    McpServerBuilder, MemoryBus, NotFound, Notifier, PartialArgument, PromptArguments, PromptDef,
+    RequestFacts, ResourceDef, ResourceTemplateDef, Result, State, Subscription, TaskSupport,
+    TemplateVariables, ToolDef,
 };
 
 #[cfg(feature = "macros")]

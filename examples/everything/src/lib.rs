@@ -13,6 +13,7 @@ pub mod input_required;
 mod media;
 pub mod prompts;
 pub mod resources;
+pub mod tasks;
 pub mod tools;
 
 use tessera::state::RequestStateCodec;
@@ -27,12 +28,12 @@ pub fn everything_server(codec: RequestStateCodec) -> Result<McpServer, BuildErr
         .instructions(
             "Conformance fixture: every tool, prompt and resource the MCP conformance suite calls.",
         )
-        .request_state(codec)
-        .completion(prompts::completion());
+        .request_state(codec);
     for tool in tools::all()
         .into_iter()
         .chain(input_required::all())
         .chain(changes::all())
+        .chain(tasks::all())
     {
         builder = builder.tool(tool);
     }

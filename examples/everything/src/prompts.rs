@@ -1,10 +1,8 @@
 //! The prompts (plain, with arguments, an embedded resource, an image, and
 //! one that asks for input first) and argument completion.
 
-use tessera::protocol::{
-    CompleteRequestParams, Completion, CompletionReference, PromptMessage, Role,
-};
-use tessera::{CompletionHandler, Context, PromptDef};
+use tessera::protocol::{PromptMessage, Role};
+use tessera::{Context, PartialArgument, PromptDef};
 
 use crate::tools::{embedded, image};
 
@@ -12,7 +10,9 @@ use crate::tools::{embedded, image};
 pub fn all() -> Vec<PromptDef> {
     vec![
         test_simple_prompt(),
-        test_prompt_with_arguments(),
+        test_prompt_with_arguments()
+            .complete("arg1", suggest)
+            .complete("arg2", suggest),
         test_prompt_with_embedded_resource(),
         test_prompt_with_image(),
         test_input_required_result_prompt(),
@@ -84,26 +84,7 @@ async fn test_input_required_result_prompt(ctx: &Context) -> tessera::Result<Str
 /// Values offered for `test_prompt_with_arguments`' arguments.
 const SUGGESTIONS: &[&str] = &["testValue1", "testValue2", "test-alpha", "other"];
 
-/// Completes the arguments of `test_prompt_with_arguments` from a fixed list, by prefix.
-pub fn completion() -> CompletionHandler {
-    CompletionHandler::new(|params: CompleteRequestParams| async move {
-        let known = matches!(
-            &params.reference,
-            CompletionReference::Prompt { name, .. } if name == "test_prompt_with_arguments"
-        ) && matches!(params.argument.name.as_str(), "arg1" | "arg2");
-        let values: Vec<String> = if known {
-            SUGGESTIONS
-                .iter()
-                .filter(|s| s.starts_with(params.argument.value.as_str()))
-                .map(|s| (*s).to_owned())
-                .collect()
-        } else {
-            Vec::new()
-        };
-        Completion {
-            total: Some(values.len() as u64),
-            has_more: Some(false),
-            values,
-        }
-    })
+/// Completes an argument of `test_prompt_with_arguments` from a fixed list, by prefix.
+async fn suggest(_ctx: Context, typed: PartialArgument) -> Vec<String> {
+    typed.matching(SUGGESTIONS.iter().copied())
 }

@@ -100,6 +100,8 @@ macro_rules! result_shape {
 }
 result_shape!(
     CallToolResult,
+    tessera_protocol::CreateTaskResult,
+    tessera_protocol::GetTaskResult,
     GetPromptResult,
     ReadResourceResult,
     InputRequiredResult

@@ -1,18 +1,27 @@
 //! The list methods, discovery's capabilities, and completion.
 
+use indexmap::IndexMap;
 use serde_json::{Value, json};
 use tessera_protocol::{
-    CompleteRequestParams, CompleteResult, JsonObject, ListChangedCapability, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, ResourcesCapability,
-    ServerCapabilities,
+    CompleteRequestParams, CompleteResult, Completion, CompletionReference, JsonObject,
+    ListChangedCapability, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, ResourcesCapability, ServerCapabilities,
 };
 
+use super::Incoming;
+use crate::handler_error::Kind;
 use crate::pagination::{offset_of, page};
-use crate::{McpServer, ServerError};
+use crate::{Context, HandlerError, McpServer, PartialArgument, ServerError};
 
 impl McpServer {
     pub(super) fn has_resources(&self) -> bool {
         !self.resources.is_empty() || !self.templates.is_empty()
+    }
+
+    /// Whether any prompt argument or template variable has a completion handler.
+    pub(super) fn completes(&self) -> bool {
+        self.prompts.values().any(|p| !p.completers.is_empty())
+            || self.templates.iter().any(|t| !t.completers.is_empty())
     }
 
     /// What `server/discover` (and `initialize`) report, derived from the registrations.
@@ -29,7 +38,12 @@ impl McpServer {
                 list_changed: Some(true),
                 subscribe: Some(true),
             }),
-            completions: self.completion.as_ref().map(|_| JsonObject::new()),
+            completions: self.completes().then(JsonObject::new),
+            extensions: self.tasks.as_ref().map(|_| {
+                let mut extensions = JsonObject::new();
+                extensions.insert(tessera_protocol::TASKS_EXTENSION.into(), json!({}));
+                extensions
+            }),
             logging: Some(JsonObject::new()),
             ..ServerCapabilities::default()
         }
@@ -93,17 +107,64 @@ impl McpServer {
         }))
     }
 
-    pub(super) async fn complete(&self, params: Option<&Value>) -> Result<Value, ServerError> {
-        let Some(handler) = &self.completion else {
-            return Err(ServerError::MethodNotFound {
-                method: "completion/complete".into(),
-            });
+    /// `completion/complete`: the handler of the prompt argument or template
+    /// variable named, with the request's context and the arguments filled so far.
+    pub(super) async fn complete(
+        &self,
+        params: Option<Value>,
+        incoming: Incoming,
+    ) -> Result<Value, ServerError> {
+        let params: CompleteRequestParams = serde_json::from_value(params.unwrap_or(Value::Null))
+            .map_err(|e| {
+            ServerError::invalid_params(format!("Invalid completion/complete params: {e}"))
+        })?;
+        let argument = params.argument.name;
+        let (target, declared, completers) = match &params.reference {
+            CompletionReference::Prompt { name, .. } => {
+                let prompt = self.prompts.get(name).ok_or_else(|| {
+                    ServerError::invalid_params(format!("Prompt {name} not found"))
+                })?;
+                (name, prompt.declares(&argument), &prompt.completers)
+            }
+            CompletionReference::Resource { uri } => {
+                let template = self
+                    .templates
+                    .iter()
+                    .find(|t| &t.template.uri_template == uri)
+                    .ok_or_else(|| {
+                        ServerError::invalid_params(format!("Resource template {uri} not found"))
+                    })?;
+                (uri, template.declares(&argument), &template.completers)
+            }
         };
-        let params: CompleteRequestParams =
-            serde_json::from_value(params.cloned().unwrap_or(Value::Null)).map_err(|e| {
-                ServerError::invalid_params(format!("Invalid completion/complete params: {e}"))
-            })?;
-        let mut completion = (handler.0)(params).await;
+        if !declared {
+            return Err(ServerError::invalid_params(format!(
+                "{target} has no argument named {argument:?}"
+            )));
+        }
+        // A declared argument without a handler has nothing to suggest.
+        let mut completion = match completers.get(&argument) {
+            None => Completion::default(),
+            Some(completer) => {
+                let ctx = Context::new(
+                    incoming,
+                    target,
+                    &self.app_state,
+                    IndexMap::new(),
+                    IndexMap::new(),
+                    None,
+                    crate::context::TaskMode::Synchronous,
+                );
+                let partial = PartialArgument {
+                    name: argument,
+                    value: params.argument.value,
+                    filled: params.context.and_then(|c| c.arguments).unwrap_or_default(),
+                };
+                (completer.0)(ctx, partial)
+                    .await
+                    .map_err(|e| completion_failed(target, e))?
+            }
+        };
         if completion.values.len() > 100 {
             completion.values.truncate(100);
             completion.has_more = Some(true);
@@ -112,6 +173,21 @@ impl McpServer {
             completion,
             ..CompleteResult::default()
         }))
+    }
+}
+
+/// A completion handler's error: not found and invalid params keep their
+/// codes; asking for input is not possible in a completion.
+fn completion_failed(target: &str, error: HandlerError) -> ServerError {
+    match error.0 {
+        Kind::NotFound => ServerError::invalid_params(format!("{target}: not found")),
+        Kind::InvalidParams(message) => ServerError::InvalidParams { message },
+        Kind::Interrupt(i) => ServerError::Internal {
+            message: format!("the completion handler of {target} cannot ask for input ({i})"),
+        },
+        Kind::Failed(e) => ServerError::Internal {
+            message: format!("the completion handler of {target} failed: {e}"),
+        },
     }
 }
 

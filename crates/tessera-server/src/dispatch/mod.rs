@@ -4,6 +4,7 @@
 //! - [`lists`]: list methods, capabilities, completion;
 //! - [`listen`]: `subscriptions/listen` streams;
 //! - [`round_trip`]: tools, prompts and resources through the multi round-trip engine;
+//! - [`tasks`]: calls that go on as tasks, and the `tasks/*` methods;
 //! - [`ticket`]: what a ticket carries, and opening one;
 //! - [`capability_check`]: asking only what the client can answer.
 
@@ -12,6 +13,7 @@ mod handled;
 mod listen;
 mod lists;
 mod round_trip;
+mod tasks;
 mod ticket;
 
 pub use handled::Handled;
@@ -164,8 +166,14 @@ impl McpServer {
             ("resources/read", _) if self.has_resources() => {
                 self.read_resource(params, incoming).await
             }
-            ("completion/complete", _) if self.completion.is_some() => {
-                self.complete(params.as_ref()).await.map(value)
+            (
+                tessera_protocol::TASKS_GET
+                | tessera_protocol::TASKS_UPDATE
+                | tessera_protocol::TASKS_CANCEL,
+                false,
+            ) => self.task_method(method, params, &incoming),
+            ("completion/complete", _) if self.completes() => {
+                self.complete(params, incoming).await.map(value)
             }
             (other, _) => Err(ServerError::MethodNotFound {
                 method: other.to_owned(),

@@ -1,7 +1,7 @@
 //! The multi round-trip engine shared by tools, prompts and resources: open
 //! the ticket, read the answers, run the handler, seal the next ticket.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use indexmap::IndexMap;
 use serde::Deserialize as _;
@@ -16,7 +16,7 @@ use super::handled::{Json, ResultShape, serialisation_failed};
 use super::ticket::TicketBody;
 use super::{Incoming, required_str, take};
 use crate::answer::{MAX_ANSWERS_BYTES, Slot, carried, collect, json_len};
-use crate::context::{Inner, NextRound};
+use crate::context::{NextRound, TaskMode};
 use crate::form::FormCheck;
 use crate::handler_error::Kind;
 use crate::legacy::needs_modern_message;
@@ -43,7 +43,19 @@ struct MrtrCall<'a, R> {
     reask_invalid: bool,
     run: PendingRun<'a, R>,
     on_error: ErrorPolicy<'a, R>,
+    /// What a finished result must satisfy before it is sent (a tool's `outputSchema`).
+    check: Option<ResultCheck<'a, R>>,
+    /// Whether the call may become a task.
+    task: TaskMode,
+    /// Starts the task when the handler calls `Context::begin_task`.
+    on_task: Option<StartTask<'a>>,
 }
+
+/// Hands a call's context over to a task (the tasks extension).
+type StartTask<'a> = Box<dyn FnOnce(Context) -> Result<Json, ServerError> + Send + 'a>;
+
+/// A last check on a handler's result; a failure is the server's error, not a result.
+type ResultCheck<'a, R> = Box<dyn FnOnce(&R) -> Result<(), ServerError> + Send + 'a>;
 
 /// What a retry carries besides the original request: the echoed ticket and the answers.
 struct Retry {
@@ -94,6 +106,11 @@ impl McpServer {
                 scope: tool.scopes.join(" "),
             });
         }
+        let mode = self.task_mode(tool, &incoming)?;
+        let task_arguments = match mode {
+            TaskMode::MayStart => arguments.clone(),
+            _ => Value::Null,
+        };
         let handler = Arc::clone(&tool.handler);
         let call = MrtrCall {
             kind: "Tool",
@@ -103,12 +120,14 @@ impl McpServer {
             upfront: Some(&tool.upfront),
             reask_invalid: tool.refusal.is_none(),
             run: Box::new(move |ctx| handler(ctx, arguments)),
-            on_error: Box::new(|error| match &error.0 {
-                Kind::Interrupt(i @ Interrupt::UnusableForm { .. }) => Err(ServerError::Internal {
-                    message: format!("tool {name} asks for a form it cannot show: {i}"),
-                }),
-                Kind::Interrupt(i) => Ok(tool.refused(i)),
-                _ => Ok(crate::response::tool_failure(&error)),
+            on_error: Box::new(|error| tool.outcome_of(error)),
+            check: Some(Box::new(|result: &CallToolResult| {
+                tool.check_output(result)
+            })),
+            task: mode,
+            on_task: (mode == TaskMode::MayStart).then(|| {
+                Box::new(move |ctx: Context| self.start_task(tool, task_arguments, ctx))
+                    as StartTask<'_>
             }),
         };
         match self.run_mrtr(call, retry, incoming).await {
@@ -159,6 +178,9 @@ impl McpServer {
                     ServerError::invalid_params(format!("Prompt {name} not found"))
                 }))
             }),
+            check: None,
+            task: TaskMode::Synchronous,
+            on_task: None,
         };
         self.run_mrtr(call, retry, incoming).await
     }
@@ -213,6 +235,9 @@ impl McpServer {
                     uri: uri.to_owned(),
                 }))
             }),
+            check: None,
+            task: TaskMode::Synchronous,
+            on_task: None,
         };
         self.run_mrtr(call, retry, incoming).await
     }
@@ -281,23 +306,29 @@ impl McpServer {
                     .map(|(k, kept)| (k, Slot::from(kept))),
             )
             .collect();
-        let Incoming { id, meta, facts } = incoming;
-        let ctx = Context {
-            inner: Arc::new(Inner {
-                id,
-                target: call.target.to_owned(),
-                meta,
-                facts,
-                app: Arc::clone(&self.app_state),
-                answers,
-                earlier,
-                carried: body.state,
-                next: Mutex::new(NextRound::default()),
-            }),
-        };
+        let ctx = Context::new(
+            incoming,
+            call.target,
+            &self.app_state,
+            answers,
+            earlier,
+            body.state,
+            call.task,
+        );
         let legacy = ctx.inner.facts.era.is_legacy();
-        let outcome = match (call.run)(ctx.clone()).await {
-            Ok(result) => Ok(result),
+        let ran = (call.run)(ctx.clone()).await;
+        if let (Err(HandlerError(Kind::Interrupt(Interrupt::StartTask))), Some(start)) =
+            (&ran, call.on_task)
+        {
+            return start(ctx);
+        }
+        let outcome = match ran {
+            Ok(result) => {
+                if let Some(check) = call.check {
+                    check(&result)?;
+                }
+                Ok(result)
+            }
             Err(HandlerError(Kind::Interrupt(Interrupt::InputRequired))) => Err(()),
             Err(HandlerError(Kind::Interrupt(Interrupt::Invalid { .. }))) if call.reask_invalid => {
                 Err(())
@@ -342,16 +373,8 @@ impl McpServer {
                         .into(),
             });
         };
-        // The handler is done with its context: take the answers back without copying them.
-        let (answers, earlier, state) = match Arc::try_unwrap(ctx.inner) {
-            Ok(inner) => (inner.answers, inner.earlier, inner.carried),
-            Err(shared) => (
-                shared.answers.clone(),
-                shared.earlier.clone(),
-                shared.carried.clone(),
-            ),
-        };
-        let (accepted, other) = carried(earlier.into_iter().chain(answers));
+        let (given, state) = ctx.into_answers();
+        let (accepted, other) = carried(given);
         let next = TicketBody {
             // State persists across rounds until the handler carries a new one.
             state: carry.or(state),
@@ -396,7 +419,7 @@ impl McpServer {
     }
 
     /// Serialises a modern result once, with `serverInfo` in its `_meta`.
-    fn finish<R: ResultShape>(&self, mut result: R) -> Result<Json, ServerError> {
+    pub(super) fn finish<R: ResultShape>(&self, mut result: R) -> Result<Json, ServerError> {
         let meta = result.meta_slot().get_or_insert_with(ResultMeta::default);
         if meta.server_info.is_none() {
             meta.server_info = Some(self.info.clone());
