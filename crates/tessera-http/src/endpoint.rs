@@ -30,6 +30,8 @@ pub struct McpEndpoint {
     pub(crate) bytes_in_flight: Arc<Budget>,
     /// Large bodies being parsed and served now.
     large_bodies: Arc<Budget>,
+    /// Requests being served, for `notifications/cancelled`.
+    in_flight: Arc<crate::in_flight::InFlight>,
 }
 
 impl McpEndpoint {
@@ -40,6 +42,7 @@ impl McpEndpoint {
             options: Arc::new(options),
             bytes_in_flight: Arc::default(),
             large_bodies: Arc::default(),
+            in_flight: Arc::default(),
         }
     }
 
@@ -315,6 +318,18 @@ impl McpEndpoint {
             }
             JsonRpcMessage::Notification(n) => {
                 self.server.handle_notification(&n.method);
+                if n.method == tessera_protocol::CANCELLED_NOTIFICATION
+                    && let Some(id) = n
+                        .params
+                        .as_ref()
+                        .and_then(|p| p.get("requestId"))
+                        .and_then(RequestId::from_value)
+                {
+                    let facts = caller.facts();
+                    if self.in_flight.cancel(facts.principal.as_deref(), &id) {
+                        tracing::info!(%id, "request cancelled by the client");
+                    }
+                }
                 return reject::empty(StatusCode::ACCEPTED);
             }
             JsonRpcMessage::Request(r) => r,
@@ -472,15 +487,23 @@ impl McpEndpoint {
         );
         let legacy = facts.legacy_version().is_some();
         let server = Arc::clone(&self.server);
+        let id = request.id().clone();
+        let registration = self.in_flight.register(facts.principal.as_deref(), &id);
         let span = tracing::info_span!("mcp_request", method = %log.method, target = %log.target, id = %log.id);
         let running = Running::new(move |sink| {
             let facts = facts.with_notifications(sink);
             Box::pin(tracing::Instrument::instrument(
                 async move {
-                    match request {
-                        Incoming::General(r) => server.handle(r, facts).await,
-                        Incoming::Enveloped(r) => server.handle_enveloped(*r, facts).await,
-                    }
+                    let served = registration.run(async move {
+                        match request {
+                            Incoming::General(r) => server.handle(r, facts).await,
+                            Incoming::Enveloped(r) => server.handle_enveloped(*r, facts).await,
+                        }
+                    });
+                    served.await.unwrap_or_else(|| tessera_server::Handled {
+                        id,
+                        result: Err(tessera_server::ServerError::Cancelled),
+                    })
                 },
                 span,
             ))

@@ -28,6 +28,7 @@ mod endpoint;
 mod era;
 mod headers;
 mod host;
+mod in_flight;
 mod intake;
 mod options;
 mod reject;

@@ -32,6 +32,15 @@ impl Drop for SetOnDrop {
     }
 }
 
+static STOPPED_BY_NOTICE: AtomicBool = AtomicBool::new(false);
+
+struct StopOnDrop;
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        STOPPED_BY_NOTICE.store(true, Ordering::SeqCst);
+    }
+}
+
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 struct Amount {
     amount: f64,
@@ -61,6 +70,14 @@ fn server() -> McpServer {
                 ctx.progress(1.0, Some(2.0), Some("half"));
                 ctx.progress(2.0, Some(2.0), None);
                 "done"
+            },
+        ))
+        .tool(ToolDef::new(
+            "quiet",
+            |_ctx: Context, _a: Empty| async move {
+                let _guard = StopOnDrop;
+                tokio::time::sleep(Duration::from_secs(30)).await;
+                "too late"
             },
         ))
         .tool(ToolDef::new("slow", |ctx: Context, _a: Empty| async move {
@@ -584,6 +601,50 @@ async fn progress_streams_as_sse() {
         r.header("content-type").as_deref(),
         Some("application/json")
     );
+}
+
+#[tokio::test]
+async fn notifications_cancelled_on_another_post_stops_the_request_by_its_id() {
+    // cancellation.mdx: servers receiving cancellation notifications SHOULD
+    // "Stop processing the cancelled request"; "Invalid cancellation
+    // notifications SHOULD be ignored: Unknown request IDs ...".
+    let addr = start(EndpointOptions::default()).await;
+    let call = tokio::spawn(async move {
+        let headers = with(&[("Mcp-Method", "tools/call"), ("Mcp-Name", "quiet")]);
+        let payload = body(41, "tools/call", json!({"name": "quiet", "arguments": {}}));
+        post(addr, &headers, &payload).await
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!STOPPED_BY_NOTICE.load(Ordering::SeqCst));
+    let notice = |id: Value| {
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+               "params": {"requestId": id, "reason": "the user gave up"}})
+        .to_string()
+    };
+    let h = with(&[("Mcp-Method", "notifications/cancelled")]);
+    // Another id (and a string "41") finds nothing: the call goes on.
+    for other in [json!(42), json!("41")] {
+        assert_eq!(post(addr, &h, &notice(other)).await.status, 202);
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(!STOPPED_BY_NOTICE.load(Ordering::SeqCst));
+    assert_eq!(post(addr, &h, &notice(json!(41))).await.status, 202);
+    let answered = tokio::time::timeout(Duration::from_secs(5), call)
+        .await
+        .expect("the cancelled call answers at once")
+        .unwrap();
+    assert!(
+        STOPPED_BY_NOTICE.load(Ordering::SeqCst),
+        "the handler was dropped"
+    );
+    let v = answered.json();
+    assert_eq!(
+        (v["id"].clone(), v["error"]["code"].clone()),
+        (json!(41), json!(-32800))
+    );
+    // The server keeps serving.
+    let r = post(addr, &with(&[("Mcp-Method", "tools/list")]), &list(43)).await;
+    assert_eq!(r.status, 200);
 }
 
 #[tokio::test]

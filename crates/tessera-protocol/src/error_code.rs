@@ -14,6 +14,10 @@ pub const METHOD_NOT_FOUND: i32 = -32601;
 pub const INVALID_PARAMS: i32 = -32602;
 /// Internal JSON-RPC error.
 pub const INTERNAL_ERROR: i32 = -32603;
+/// Not an MCP code: the error Tessera answers on the HTTP response of a
+/// request the client cancelled, which the client ignores (cancellation.mdx:
+/// "The client SHOULD ignore any response to the cancelled request").
+pub const REQUEST_CANCELLED: i32 = -32800;
 /// Transport-level failure that has no more specific code (HTTP method not allowed, bad origin, ...).
 pub const TRANSPORT_ERROR: i32 = -32000;
 /// HTTP headers disagree with the body, or a required header is missing or malformed.

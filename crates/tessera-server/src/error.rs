@@ -92,6 +92,9 @@ pub enum ServerError {
         /// The scopes it needs, space-separated.
         scope: String,
     },
+    /// The client cancelled the request (`notifications/cancelled`); the
+    /// answer on its HTTP response, which the client ignores (-32800).
+    Cancelled,
     /// The server failed (-32603).
     Internal {
         /// What failed (safe to show).
@@ -153,6 +156,7 @@ impl ServerError {
             Self::LegacyInputRequired { .. } => INVALID_REQUEST,
             Self::Unavailable { .. } | Self::InsufficientScope { .. } => TRANSPORT_ERROR,
             Self::Internal { .. } => INTERNAL_ERROR,
+            Self::Cancelled => tessera_protocol::REQUEST_CANCELLED,
         }
     }
 
@@ -235,6 +239,7 @@ impl ServerError {
             | Self::Unavailable { message, .. } => {
                 ErrorObject::new(code, message.clone())
             }
+            Self::Cancelled => ErrorObject::new(code, "Request cancelled by the client"),
             Self::InsufficientScope { target, scope } => ErrorObject::new(
                 code,
                 format!("Forbidden: {target} needs scope {scope:?}, which the access token does not grant"),

@@ -1,0 +1,162 @@
+//! Requests being served now, by caller and JSON-RPC id, so that a
+//! `notifications/cancelled` POSTed on another connection can stop one.
+//!
+//! Over Streamable HTTP the spec's cancellation signal is closing the
+//! response (cancellation.mdx: "Closing the SSE response stream is the
+//! cancellation signal"), which the server honours by dropping the handler;
+//! clients that send `notifications/cancelled` instead are honoured too. With
+//! no session, a request is found by who sent it (the authenticated principal,
+//! or none) and its id; when two in-flight requests of the same caller share
+//! an id, neither is cancelled.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::{Context, Poll, Waker};
+
+use tessera_protocol::RequestId;
+
+/// Who sent a request, and its id.
+type Key = (Option<String>, RequestId);
+
+/// The requests being served, with the signal that stops each.
+#[derive(Default)]
+pub(crate) struct InFlight {
+    running: Mutex<HashMap<Key, Vec<Arc<Signal>>>>,
+}
+
+/// Set once a request is cancelled; wakes its future.
+#[derive(Default)]
+pub(crate) struct Signal {
+    state: Mutex<(bool, Option<Waker>)>,
+}
+
+/// Takes a request off the registry when its future ends or is dropped.
+pub(crate) struct Registration {
+    registry: Arc<InFlight>,
+    key: Key,
+    signal: Arc<Signal>,
+}
+
+impl InFlight {
+    fn lock(&self) -> MutexGuard<'_, HashMap<Key, Vec<Arc<Signal>>>> {
+        self.running.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Records request `id` of `principal` until the registration is dropped.
+    pub(crate) fn register(
+        self: &Arc<Self>,
+        principal: Option<&str>,
+        id: &RequestId,
+    ) -> Registration {
+        let key = (principal.map(str::to_owned), id.clone());
+        let signal = Arc::new(Signal::default());
+        self.lock()
+            .entry(key.clone())
+            .or_default()
+            .push(Arc::clone(&signal));
+        Registration {
+            registry: Arc::clone(self),
+            key,
+            signal,
+        }
+    }
+
+    /// Cancels request `id` of `principal` when it is running and unambiguous;
+    /// says whether it did.
+    pub(crate) fn cancel(&self, principal: Option<&str>, id: &RequestId) -> bool {
+        let key = (principal.map(str::to_owned), id.clone());
+        let signal = match self.lock().get(&key).map(Vec::as_slice) {
+            Some([one]) => Arc::clone(one),
+            _ => return false,
+        };
+        signal.set();
+        true
+    }
+}
+
+impl Signal {
+    fn lock(&self) -> MutexGuard<'_, (bool, Option<Waker>)> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn set(&self) {
+        let waker = {
+            let mut state = self.lock();
+            state.0 = true;
+            state.1.take()
+        };
+        if let Some(w) = waker {
+            w.wake();
+        }
+    }
+}
+
+impl Registration {
+    /// `work`, stopped (dropped) when the request is cancelled: `None` then.
+    pub(crate) async fn run<F: Future>(self, work: F) -> Option<F::Output> {
+        let mut work = std::pin::pin!(work);
+        std::future::poll_fn(|cx: &mut Context<'_>| {
+            {
+                let mut state = self.signal.lock();
+                if state.0 {
+                    return Poll::Ready(None);
+                }
+                state.1 = Some(cx.waker().clone());
+            }
+            Pin::as_mut(&mut work).poll(cx).map(Some)
+        })
+        .await
+    }
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        let mut running = self.registry.lock();
+        if let Some(signals) = running.get_mut(&self.key) {
+            signals.retain(|s| !Arc::ptr_eq(s, &self.signal));
+            if signals.is_empty() {
+                running.remove(&self.key);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn block_on<F: Future>(f: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap()
+            .block_on(f)
+    }
+
+    #[test]
+    fn a_cancelled_request_stops_and_leaves_the_registry() {
+        let registry = Arc::new(InFlight::default());
+        let id = RequestId::from(7);
+        let registration = registry.register(Some("alice"), &id);
+        assert!(!registry.cancel(Some("bob"), &id), "another caller's id");
+        assert!(!registry.cancel(None, &id));
+        assert!(registry.cancel(Some("alice"), &id));
+        let out = block_on(registration.run(std::future::pending::<()>()));
+        assert_eq!(out, None);
+        assert!(registry.lock().is_empty());
+    }
+
+    #[test]
+    fn an_ambiguous_id_cancels_nothing_and_finished_work_is_returned() {
+        let registry = Arc::new(InFlight::default());
+        let id = RequestId::from("same");
+        let first = registry.register(None, &id);
+        let second = registry.register(None, &id);
+        assert!(!registry.cancel(None, &id));
+        drop(second);
+        assert_eq!(block_on(first.run(async { 5 })), Some(5));
+        assert!(!registry.cancel(None, &id), "gone once it finished");
+    }
+}
