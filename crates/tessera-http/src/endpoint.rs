@@ -500,7 +500,7 @@ impl McpEndpoint {
                             Incoming::Enveloped(r) => server.handle_enveloped(*r, facts).await,
                         }
                     });
-                    served.await.unwrap_or_else(|| tessera_server::Handled {
+                    served.await.unwrap_or(tessera_server::Handled {
                         id,
                         result: Err(tessera_server::ServerError::Cancelled),
                     })
