@@ -1062,7 +1062,6 @@ impl McpClient {
             id: Some(id.clone()),
         };
         let mut interval = created.task.poll_interval_ms;
-        let mut answered: std::collections::HashSet<String> = Default::default();
         loop {
             let wait = interval.unwrap_or(1000).clamp(50, 30_000);
             tokio::time::sleep(Duration::from_millis(wait)).await;
@@ -1074,19 +1073,13 @@ impl McpClient {
             match task.task.status {
                 tessera_protocol::TaskStatus::Working => {}
                 tessera_protocol::TaskStatus::InputRequired => {
-                    // Each key is answered once over the task's life.
-                    let fresh: InputRequests = task
-                        .task
-                        .input_requests
-                        .unwrap_or_default()
-                        .into_iter()
-                        .filter(|(key, _)| !answered.contains(key))
-                        .collect();
-                    if fresh.is_empty() {
+                    // The task works again once every request has an answer, so
+                    // what it shows now is a new round (a key asked again too).
+                    let asked = task.task.input_requests.unwrap_or_default();
+                    if asked.is_empty() {
                         continue;
                     }
-                    let answers = self.answer(&fresh).await?;
-                    answered.extend(answers.keys().cloned());
+                    let answers = self.answer(&asked).await?;
                     let mut params = JsonObject::new();
                     params.insert("taskId".into(), json!(id));
                     params.insert("inputResponses".into(), Value::Object(answers));

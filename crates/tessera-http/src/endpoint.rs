@@ -325,8 +325,12 @@ impl McpEndpoint {
                         .and_then(|p| p.get("requestId"))
                         .and_then(RequestId::from_value)
                 {
+                    // Only an authenticated caller is told apart from others:
+                    // an anonymous one cancels by closing its response instead.
                     let facts = caller.facts();
-                    if self.in_flight.cancel(facts.principal.as_deref(), &id) {
+                    if let Some(principal) = facts.principal.as_deref()
+                        && self.in_flight.cancel(Some(principal), &id)
+                    {
                         tracing::info!(%id, "request cancelled by the client");
                     }
                 }

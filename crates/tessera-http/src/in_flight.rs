@@ -4,10 +4,11 @@
 //! Over Streamable HTTP the spec's cancellation signal is closing the
 //! response (cancellation.mdx: "Closing the SSE response stream is the
 //! cancellation signal"), which the server honours by dropping the handler;
-//! clients that send `notifications/cancelled` instead are honoured too. With
-//! no session, a request is found by who sent it (the authenticated principal,
-//! or none) and its id; when two in-flight requests of the same caller share
-//! an id, neither is cancelled.
+//! authenticated clients that send `notifications/cancelled` instead are
+//! honoured too. With no session, a request is found by who sent it (the
+//! authenticated principal) and its id; when two in-flight requests of the
+//! same caller share an id, neither is cancelled. Anonymous callers cannot be
+//! told apart, so their notices are ignored (they cancel by closing).
 
 use std::collections::HashMap;
 use std::future::Future;

@@ -87,6 +87,6 @@ pub use response::{IntoPromptResult, IntoResourceResult, IntoToolResult, Json};
 pub use server::{CacheHint, McpServer};
 #[cfg(feature = "signal")]
 pub use shutdown::{graceful_shutdown, shutdown_signal};
-pub use task_store::{DEFAULT_POLL_INTERVAL, DEFAULT_TASK_TTL, MAX_LIVE_TASKS};
+pub use task_store::{DEFAULT_POLL_INTERVAL, DEFAULT_TASK_TTL, MAX_KEPT_TASKS, MAX_LIVE_TASKS};
 pub use tessera_protocol::BoxFuture;
 pub use tool::{TaskSupport, ToolDef};

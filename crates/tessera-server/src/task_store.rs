@@ -22,6 +22,8 @@ pub const DEFAULT_TASK_TTL: Duration = Duration::from_secs(3600);
 pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(500);
 /// Tasks not yet finished, at most, per server (more are refused with 503).
 pub const MAX_LIVE_TASKS: usize = 1024;
+/// Tasks kept at most, finished or not (more are refused with 503 until some expire).
+pub const MAX_KEPT_TASKS: usize = 4 * MAX_LIVE_TASKS;
 
 /// The server's tasks, by id.
 pub(crate) struct TaskStore {
@@ -85,12 +87,19 @@ impl TaskStore {
     ) -> Result<(String, Arc<TaskEntry>), CreateRefused> {
         let now = SystemTime::now();
         let mut tasks = self.lock();
-        tasks.retain(|_, t| now.duration_since(t.created).unwrap_or_default() < self.ttl);
+        tasks.retain(|_, t| {
+            let keep = now.duration_since(t.created).unwrap_or_default() < self.ttl;
+            if !keep {
+                // An expired task's driver stops too.
+                t.cancelled.send_replace(true);
+            }
+            keep
+        });
         let live = tasks
             .values()
             .filter(|t| !t.state().status.is_terminal())
             .count();
-        if live >= MAX_LIVE_TASKS {
+        if live >= MAX_LIVE_TASKS || tasks.len() >= MAX_KEPT_TASKS {
             return Err(CreateRefused::Full);
         }
         let id = tessera_state::random_id().ok_or(CreateRefused::NoRandom)?;

@@ -250,6 +250,19 @@ async fn drive(
             .into_iter()
             .filter(|(key, _)| !questions.contains_key(key))
             .collect();
+        if questions.is_empty() {
+            // A round that only carries state: run again after a short pause.
+            if until_cancelled(
+                &entry,
+                tokio::time::sleep(std::time::Duration::from_millis(50)),
+            )
+            .await
+            .is_none()
+            {
+                return;
+            }
+            continue;
+        }
         if let Err(e) = check_capabilities(&questions, origin.capabilities()) {
             entry.fail(e.to_error_object());
             break;
