@@ -917,22 +917,14 @@ impl McpClient {
     pub async fn call_tool_raw(&self, name: &str, arguments: Value) -> Result<Value, ClientError> {
         let result = self.call_tool_unchecked(name, arguments).await?;
         let check = lock(&self.output_checks).get(name).cloned();
-        if let Some(check) = check
-            && result.get("isError") != Some(&Value::Bool(true))
-        {
-            let problem = match result.get("structuredContent") {
-                None => Some("it has no structuredContent".to_owned()),
-                Some(content) => check
-                    .check(content)
-                    .err()
-                    .map(|m| format!("structuredContent at {m}")),
-            };
-            if let Some(problem) = problem {
-                return Err(ClientError::StructuredContent {
+        if let Some(check) = check {
+            let is_error = result.get("isError") == Some(&Value::Bool(true));
+            check
+                .check_tool_result(is_error, result.get("structuredContent"))
+                .map_err(|problem| ClientError::StructuredContent {
                     tool: name.to_owned(),
                     problem,
-                });
-            }
+                })?;
         }
         Ok(result)
     }

@@ -48,6 +48,7 @@ mod sampling;
 mod schema_check;
 mod subscriptions;
 mod tasks;
+mod timestamp;
 mod tools;
 mod version;
 
@@ -79,6 +80,7 @@ pub use sampling::*;
 pub use schema_check::{SchemaCheck, SchemaMismatch, UnusableSchema};
 pub use subscriptions::*;
 pub use tasks::*;
+pub use timestamp::Rfc3339;
 pub use tools::*;
 pub use version::*;
 

@@ -10,7 +10,8 @@
 //! outside the document, a pattern the regex engine does not take) is refused
 //! when the check is built, never accepted and then skipped.
 
-use std::collections::HashMap;
+use std::cell::Cell;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 
 use serde_json::{Map, Value};
@@ -27,6 +28,9 @@ const UNSUPPORTED: &[&str] = &[
 
 /// How deep schemas may nest (through `$ref` too) before the check gives up.
 const MAX_DEPTH: usize = 128;
+
+/// How many (sub)schemas one check may visit before it gives up.
+const MAX_STEPS: usize = 200_000;
 
 /// A compiled JSON Schema: [`SchemaCheck::check`] says whether a value satisfies it.
 ///
@@ -86,7 +90,7 @@ impl SchemaCheck {
     pub fn new(schema: &JsonObject) -> Result<Self, UnusableSchema> {
         let root = Value::Object(schema.clone());
         let mut patterns = HashMap::new();
-        prepare(&root, &root, "", &mut patterns)?;
+        prepare(&root, &root, "", &mut patterns, &mut HashSet::new())?;
         Ok(Self { root, patterns })
     }
 
@@ -98,13 +102,62 @@ impl SchemaCheck {
     /// `Ok` when `value` satisfies the schema; otherwise the first failing place.
     pub fn check(&self, value: &Value) -> Result<(), SchemaMismatch> {
         let mut path = Vec::new();
-        self.at(&self.root, value, &mut path, 0)
+        let walk = Walk {
+            check: self,
+            steps: Cell::new(0),
+        };
+        walk.at(&self.root, value, &mut path, 0)
             .map_err(|problem| SchemaMismatch {
                 path: problem.path,
                 problem: problem.message,
             })
     }
 
+    /// A tool result against this check of its `outputSchema`: a result that
+    /// is not an error (`is_error`) must carry `structuredContent` satisfying
+    /// it. The problem reads "it has no structuredContent" or
+    /// "structuredContent at /path: ...". Server and client share the rule.
+    pub fn check_tool_result(
+        &self,
+        is_error: bool,
+        structured_content: Option<&Value>,
+    ) -> Result<(), String> {
+        match structured_content {
+            _ if is_error => Ok(()),
+            None => Err("it has no structuredContent".to_owned()),
+            Some(content) => self
+                .check(content)
+                .map_err(|mismatch| format!("structuredContent at {mismatch}")),
+        }
+    }
+
+    /// Whether `s` matches `pattern` (compiled when the check was built, or now
+    /// for a pattern only a `$ref` into an unknown keyword reaches).
+    fn matches(&self, pattern: &str, s: &str) -> Result<bool, String> {
+        match self.patterns.get(pattern) {
+            Some(regex) => Ok(regex.is_match(s)),
+            None => regex::Regex::new(pattern)
+                .map(|regex| regex.is_match(s))
+                .map_err(|e| format!("the pattern {pattern:?} cannot be checked: {e}")),
+        }
+    }
+}
+
+/// One check of one value: the schema, and the steps taken so far.
+struct Walk<'a> {
+    check: &'a SchemaCheck,
+    steps: Cell<usize>,
+}
+
+impl std::ops::Deref for Walk<'_> {
+    type Target = SchemaCheck;
+
+    fn deref(&self) -> &SchemaCheck {
+        self.check
+    }
+}
+
+impl Walk<'_> {
     fn at(
         &self,
         schema: &Value,
@@ -118,6 +171,16 @@ impl SchemaCheck {
         };
         if depth > MAX_DEPTH {
             return Err(fail(path, format!("schema nests deeper than {MAX_DEPTH}")));
+        }
+        // Alternatives that recurse (anyOf of two $refs to itself) would
+        // otherwise take exponential time: a schema from a server is not trusted.
+        let steps = self.steps.get() + 1;
+        self.steps.set(steps);
+        if steps > MAX_STEPS {
+            return Err(fail(
+                path,
+                format!("checking takes more than {MAX_STEPS} steps; the schema is too costly"),
+            ));
         }
         let schema = match schema {
             Value::Bool(true) => return Ok(()),
@@ -171,17 +234,6 @@ impl SchemaCheck {
             Value::Null | Value::Bool(_) => {}
         }
         self.combinators(schema, value, path, depth)
-    }
-
-    /// Whether `s` matches `pattern` (compiled when the check was built, or now
-    /// for a pattern only a `$ref` into an unknown keyword reaches).
-    fn matches(&self, pattern: &str, s: &str) -> Result<bool, String> {
-        match self.patterns.get(pattern) {
-            Some(regex) => Ok(regex.is_match(s)),
-            None => regex::Regex::new(pattern)
-                .map(|regex| regex.is_match(s))
-                .map_err(|e| format!("the pattern {pattern:?} cannot be checked: {e}")),
-        }
     }
 
     fn combinators(
@@ -254,20 +306,10 @@ impl SchemaCheck {
             message,
         };
         let length = s.chars().count() as u64;
-        if let Some(min) = schema.get("minLength").and_then(Value::as_u64)
-            && length < min
-        {
-            return Err(fail(format!(
-                "is {length} characters long; at least {min} required"
-            )));
-        }
-        if let Some(max) = schema.get("maxLength").and_then(Value::as_u64)
-            && length > max
-        {
-            return Err(fail(format!(
-                "is {length} characters long; at most {max} allowed"
-            )));
-        }
+        within(schema, ("minLength", "maxLength"), length, |bound| {
+            format!("is {length} characters long; {bound}")
+        })
+        .map_err(fail)?;
         if let Some(Value::String(pattern)) = schema.get("pattern")
             && !self.matches(pattern, s).map_err(fail)?
         {
@@ -291,16 +333,10 @@ impl SchemaCheck {
             message,
         };
         let count = items.len() as u64;
-        if let Some(min) = schema.get("minItems").and_then(Value::as_u64)
-            && count < min
-        {
-            return Err(fail(format!("has {count} items; at least {min} required")));
-        }
-        if let Some(max) = schema.get("maxItems").and_then(Value::as_u64)
-            && count > max
-        {
-            return Err(fail(format!("has {count} items; at most {max} allowed")));
-        }
+        within(schema, ("minItems", "maxItems"), count, |bound| {
+            format!("has {count} items; {bound}")
+        })
+        .map_err(&fail)?;
         if schema.get("uniqueItems") == Some(&Value::Bool(true)) {
             for (i, a) in items.iter().enumerate() {
                 if let Some(j) = items[..i].iter().position(|b| json_eq(a, b)) {
@@ -375,20 +411,10 @@ impl SchemaCheck {
             message,
         };
         let count = members.len() as u64;
-        if let Some(min) = schema.get("minProperties").and_then(Value::as_u64)
-            && count < min
-        {
-            return Err(fail(format!(
-                "has {count} properties; at least {min} required"
-            )));
-        }
-        if let Some(max) = schema.get("maxProperties").and_then(Value::as_u64)
-            && count > max
-        {
-            return Err(fail(format!(
-                "has {count} properties; at most {max} allowed"
-            )));
-        }
+        within(schema, ("minProperties", "maxProperties"), count, |bound| {
+            format!("has {count} properties; {bound}")
+        })
+        .map_err(&fail)?;
         if let Some(Value::Array(required)) = schema.get("required") {
             for name in required.iter().filter_map(Value::as_str) {
                 if !members.contains_key(name) {
@@ -531,13 +557,35 @@ fn number(
         let multiple = match (n.as_i64(), schema.get("multipleOf").and_then(Value::as_i64)) {
             (Some(i), Some(s)) => i % s == 0,
             _ => {
-                let q = v / step;
-                q.is_finite() && (q - q.round()).abs() <= 1e-9 * q.abs().max(1.0)
+                // The remainder, allowing for binary fractions (0.3 of 0.1).
+                let r = (v % step).abs();
+                r.is_finite() && r.min(step - r) <= step * 1e-9
             }
         };
         if !multiple {
             return Err(fail(format!("{n} is not a multiple of {step}")));
         }
+    }
+    Ok(())
+}
+
+/// `count` against the schema's `(min, max)` keywords; the message names the
+/// bound broken (`says` puts it in a sentence).
+fn within(
+    schema: &Map<String, Value>,
+    (min, max): (&str, &str),
+    count: u64,
+    says: impl Fn(String) -> String,
+) -> Result<(), String> {
+    if let Some(min) = schema.get(min).and_then(Value::as_u64)
+        && count < min
+    {
+        return Err(says(format!("at least {min} required")));
+    }
+    if let Some(max) = schema.get(max).and_then(Value::as_u64)
+        && count > max
+    {
+        return Err(says(format!("at most {max} allowed")));
     }
     Ok(())
 }
@@ -643,6 +691,7 @@ fn prepare(
     schema: &Value,
     at: &str,
     patterns: &mut HashMap<String, regex::Regex>,
+    referred: &mut HashSet<String>,
 ) -> Result<(), UnusableSchema> {
     let unusable = |problem: String| UnusableSchema {
         at: at.to_owned(),
@@ -665,10 +714,16 @@ fn prepare(
         let target = r
             .as_str()
             .ok_or_else(|| unusable("$ref must be a string".into()))?;
-        if resolve(root, target).is_none() {
+        let Some(target_schema) = resolve(root, target) else {
             return Err(unusable(format!(
                 "$ref {target:?} does not name a place in this schema (only local references are supported)"
             )));
+        };
+        // A target outside the keywords walked below (under an unknown
+        // keyword) is walked too, once.
+        if referred.insert(target.to_owned()) {
+            let place = target.trim_start_matches('#');
+            prepare(root, target_schema, place, patterns, referred)?;
         }
     }
     let mut compile = |pattern: &str| -> Result<(), UnusableSchema> {
@@ -701,12 +756,19 @@ fn prepare(
                         s,
                         &format!("{}{}", child(keyword), child(name)),
                         patterns,
+                        referred,
                     )?;
                 }
             }
             ("allOf" | "anyOf" | "oneOf" | "prefixItems" | "items", Value::Array(list)) => {
                 for (i, s) in list.iter().enumerate() {
-                    prepare(root, s, &format!("{}/{i}", child(keyword)), patterns)?;
+                    prepare(
+                        root,
+                        s,
+                        &format!("{}/{i}", child(keyword)),
+                        patterns,
+                        referred,
+                    )?;
                 }
             }
             (
@@ -720,7 +782,7 @@ fn prepare(
                 | "then"
                 | "else",
                 s,
-            ) => prepare(root, s, &child(keyword), patterns)?,
+            ) => prepare(root, s, &child(keyword), patterns, referred)?,
             _ => {}
         }
     }
@@ -836,6 +898,9 @@ mod tests {
         assert!(check(json!({"maximum": 1}), json!(1.5)).is_err());
         assert!(check(json!({"multipleOf": 0.1}), json!(0.3)).is_ok());
         assert!(check(json!({"multipleOf": 3}), json!(10)).is_err());
+        assert!(check(json!({"multipleOf": 1.5}), json!(-4.5)).is_ok());
+        // Large values are held to the same step.
+        assert!(check(json!({"multipleOf": 1.0}), json!(1e12 + 0.5)).is_err());
     }
 
     #[test]
@@ -935,10 +1000,34 @@ mod tests {
     }
 
     #[test]
+    fn what_a_ref_reaches_under_an_unknown_keyword_is_prepared_too() {
+        let e = SchemaCheck::new(
+            json!({"$ref": "#/x-custom/s", "x-custom": {"s": {"unevaluatedItems": false}}})
+                .as_object()
+                .unwrap(),
+        )
+        .unwrap_err();
+        assert_eq!(e.at, "/x-custom/s");
+    }
+
+    #[test]
     fn a_pattern_reached_only_through_a_ref_is_still_checked() {
         let schema = json!({"$ref": "#/x-custom/s", "x-custom": {"s": {"pattern": "^a"}}});
         assert!(check(schema.clone(), json!("ab")).is_ok());
         assert!(check(schema, json!("ba")).is_err());
+    }
+
+    #[test]
+    fn alternatives_that_recurse_stop_at_the_step_budget() {
+        let schema = json!({"$defs": {"a": {"anyOf": [{"$ref": "#/$defs/a"}, {"$ref": "#/$defs/a"}]}},
+                            "$ref": "#/$defs/a"});
+        let started = std::time::Instant::now();
+        let problem = check(schema, json!(1)).unwrap_err();
+        assert!(
+            problem.contains("anyOf") || problem.contains("steps"),
+            "{problem}"
+        );
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
     }
 
     #[test]

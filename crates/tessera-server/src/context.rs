@@ -83,7 +83,8 @@ pub(crate) struct NextRound {
     pub(crate) carry: Option<Value>,
 }
 
-static NO_CAPABILITIES: ClientCapabilities = ClientCapabilities {
+/// What a request that declares no capabilities can do.
+pub(crate) static NO_CAPABILITIES: ClientCapabilities = ClientCapabilities {
     elicitation: None,
     sampling: None,
     roots: None,

@@ -7,11 +7,11 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use indexmap::IndexMap;
 use serde_json::Value;
-use tessera_protocol::{ErrorObject, InputRequest, JsonObject, Task, TaskStatus};
+use tessera_protocol::{ErrorObject, InputRequest, JsonObject, Rfc3339, Task, TaskStatus};
 use tokio::sync::{Notify, watch};
 
 use crate::question::Asked;
@@ -146,8 +146,8 @@ impl TaskEntry {
             task_id: id.to_owned(),
             status: state.status,
             status_message: state.message.clone(),
-            created_at: rfc3339(self.created),
-            last_updated_at: rfc3339(state.updated),
+            created_at: Rfc3339::millis(self.created).to_string(),
+            last_updated_at: Rfc3339::millis(state.updated).to_string(),
             ttl_ms: Some(store.ttl.as_millis() as u64),
             poll_interval_ms: Some(store.poll_interval.as_millis() as u64),
             input_requests: (state.status == TaskStatus::InputRequired).then(|| {
@@ -245,42 +245,9 @@ impl TaskEntry {
     }
 }
 
-/// `time` as RFC 3339 in UTC with milliseconds, e.g. `2026-12-01T10:00:00.000Z`.
-pub(crate) fn rfc3339(time: SystemTime) -> String {
-    let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
-    let secs = since.as_secs();
-    let (days, rest) = (secs / 86_400, secs % 86_400);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rest / 3600,
-        rest % 3600 / 60,
-        rest % 60,
-        since.subsec_millis()
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn timestamps_are_rfc3339_utc() {
-        assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
-        let t = UNIX_EPOCH + Duration::from_millis(1_764_584_400_123);
-        assert_eq!(rfc3339(t), "2025-12-01T10:20:00.123Z");
-        let leap = UNIX_EPOCH + Duration::from_secs(951_782_400);
-        assert_eq!(rfc3339(leap), "2000-02-29T00:00:00.000Z");
-    }
 
     #[test]
     fn a_task_is_seen_only_by_its_principal_and_ends_once() {

@@ -250,11 +250,19 @@ impl ToolDef {
                     message: format!("tool {}: {i}", self.tool.name),
                 })
             }
-            Kind::Interrupt(i) => Ok(CallToolResult::text(
-                self.refusal
-                    .clone()
-                    .unwrap_or_else(|| i.default_refusal_text()),
-            )),
+            Kind::Interrupt(i) => {
+                let mut refused = CallToolResult::text(
+                    self.refusal
+                        .clone()
+                        .unwrap_or_else(|| i.default_refusal_text()),
+                );
+                // A tool that declares an outputSchema promises structured
+                // results; a refusal has none, so it says it is not one.
+                if self.output_check.is_some() {
+                    refused.is_error = Some(true);
+                }
+                Ok(refused)
+            }
             _ => Ok(crate::response::tool_failure(&error)),
         }
     }
@@ -266,22 +274,17 @@ impl ToolDef {
         let Some(check) = &self.output_check else {
             return Ok(());
         };
-        if result.is_error == Some(true) {
-            return Ok(());
-        }
-        let problem = match &result.structured_content {
-            None => "it has no structuredContent".to_owned(),
-            Some(content) => match check.check(content) {
-                Ok(()) => return Ok(()),
-                Err(mismatch) => format!("structuredContent at {mismatch}"),
-            },
-        };
-        Err(ServerError::Internal {
-            message: format!(
-                "tool {} returned a result that does not match its outputSchema: {problem}",
-                self.tool.name
-            ),
-        })
+        check
+            .check_tool_result(
+                result.is_error == Some(true),
+                result.structured_content.as_ref(),
+            )
+            .map_err(|problem| ServerError::Internal {
+                message: format!(
+                    "tool {} returned a result that does not match its outputSchema: {problem}",
+                    self.tool.name
+                ),
+            })
     }
 }
 

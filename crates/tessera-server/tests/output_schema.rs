@@ -11,6 +11,14 @@ struct Sum {
     total: f64,
 }
 
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Go {
+    go: bool,
+}
+impl tessera_server::Form for Go {
+    const KEY: &'static str = "go";
+}
+
 fn server() -> McpServer {
     let schema = json!({
         "type": "object",
@@ -37,6 +45,16 @@ fn server() -> McpServer {
         .tool(ToolDef::new("typed", |_ctx: Context, _a: ()| async {
             Json(Sum { total: 3.0 })
         }))
+        .tool(ToolDef::new("asks", |ctx: Context, _a: ()| async move {
+            let Go { go } = ctx.ask("Go?")?;
+            Ok::<_, tessera_server::HandlerError>(Json(Sum {
+                total: if go { 1.0 } else { 0.0 },
+            }))
+        }))
+        .request_state(tessera_state::RequestStateCodec::new(
+            tessera_state::KeyRing::new("k1", tessera_state::StateKey::generate().unwrap())
+                .unwrap(),
+        ))
         .build()
         .unwrap()
 }
@@ -119,6 +137,30 @@ async fn a_result_without_structured_content_is_refused_but_an_error_result_pass
     assert_eq!(failed["result"]["isError"], true, "{failed}");
 }
 
+#[tokio::test]
+async fn a_refusal_of_a_tool_with_an_output_schema_is_an_error_result() {
+    // A declined question leaves no structured result to give: the text says
+    // what happened and isError keeps the result from posing as a conforming one.
+    let server = server();
+    let first = call(&server, "asks", json!({})).await;
+    assert_eq!(first["result"]["resultType"], "input_required", "{first}");
+    let ticket = first["result"]["requestState"].clone();
+    let request = JsonRpcRequest::new(
+        RequestId::from(2),
+        "tools/call",
+        Some(with_meta(
+            json!({"name": "asks", "arguments": {}, "requestState": ticket,
+            "inputResponses": {"go": {"action": "decline"}}}),
+        )),
+    );
+    let declined = server
+        .handle(request, RequestFacts::modern())
+        .await
+        .to_json();
+    assert_eq!(declined["result"]["isError"], true, "{declined}");
+    assert!(declined["result"].get("structuredContent").is_none());
+}
+
 #[test]
 fn schemas_that_cannot_be_checked_are_refused_at_build() {
     for (schema, says) in [
@@ -151,6 +193,6 @@ fn schemas_that_cannot_be_checked_are_refused_at_build() {
 /// The envelope every 2026-07-28 request carries.
 fn with_meta(mut params: Value) -> Value {
     params["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {}});
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}});
     params
 }

@@ -124,7 +124,7 @@ fn write_lines(rx: &Receiver<Entry>, dropped: &AtomicU64) {
 
 /// One access line, in the shape of the `tracing` line it replaces.
 fn write_access(out: &mut impl Write, r: &tessera::http::AccessRecord) -> std::io::Result<()> {
-    write_timestamp(out, r.at)?;
+    write!(out, "{}", tessera::protocol::Rfc3339::micros(r.at))?;
     write!(
         out,
         "  INFO tessera_http::stream: request finished method={} target={} id={} status={} outcome={}",
@@ -134,31 +134,6 @@ fn write_access(out: &mut impl Write, r: &tessera::http::AccessRecord) -> std::i
         write!(out, " code={code}")?;
     }
     writeln!(out, " latency_us={}", r.latency.as_micros())
-}
-
-/// `YYYY-MM-DDTHH:MM:SS.ffffffZ` (UTC).
-fn write_timestamp(out: &mut impl Write, at: std::time::SystemTime) -> std::io::Result<()> {
-    let since = at.duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-    let secs = since.as_secs();
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    write!(
-        out,
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:06}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        since.subsec_micros()
-    )
 }
 
 impl tessera::http::AccessLog for LogQueue {

@@ -45,9 +45,8 @@ struct MrtrCall<'a, R> {
     on_error: ErrorPolicy<'a, R>,
     /// What a finished result must satisfy before it is sent (a tool's `outputSchema`).
     check: Option<ResultCheck<'a, R>>,
-    /// Whether the call may become a task.
-    task: TaskMode,
-    /// Starts the task when the handler calls `Context::begin_task`.
+    /// Starts the task when the handler calls `Context::begin_task` (present
+    /// only when the call may become one).
     on_task: Option<StartTask<'a>>,
 }
 
@@ -121,10 +120,11 @@ impl McpServer {
             reask_invalid: tool.refusal.is_none(),
             run: Box::new(move |ctx| handler(ctx, arguments)),
             on_error: Box::new(|error| tool.outcome_of(error)),
-            check: Some(Box::new(|result: &CallToolResult| {
-                tool.check_output(result)
-            })),
-            task: mode,
+            // Only a tool with an outputSchema has anything to check (no box otherwise).
+            check: tool.output_check.is_some().then(|| {
+                Box::new(|result: &CallToolResult| tool.check_output(result))
+                    as ResultCheck<'_, CallToolResult>
+            }),
             on_task: (mode == TaskMode::MayStart).then(|| {
                 Box::new(move |ctx: Context| self.start_task(tool, task_arguments, ctx))
                     as StartTask<'_>
@@ -179,7 +179,6 @@ impl McpServer {
                 }))
             }),
             check: None,
-            task: TaskMode::Synchronous,
             on_task: None,
         };
         self.run_mrtr(call, retry, incoming).await
@@ -236,7 +235,6 @@ impl McpServer {
                 }))
             }),
             check: None,
-            task: TaskMode::Synchronous,
             on_task: None,
         };
         self.run_mrtr(call, retry, incoming).await
@@ -313,7 +311,11 @@ impl McpServer {
             answers,
             earlier,
             body.state,
-            call.task,
+            if call.on_task.is_some() {
+                TaskMode::MayStart
+            } else {
+                TaskMode::Synchronous
+            },
         );
         let legacy = ctx.inner.facts.era.is_legacy();
         let ran = (call.run)(ctx.clone()).await;

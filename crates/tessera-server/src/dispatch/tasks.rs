@@ -41,12 +41,7 @@ impl McpServer {
         tool: &ToolDef,
         incoming: &Incoming,
     ) -> Result<TaskMode, ServerError> {
-        let declared = !incoming.facts.era.is_legacy()
-            && incoming
-                .meta
-                .client_capabilities
-                .as_ref()
-                .is_some_and(declares_tasks);
+        let declared = !incoming.facts.era.is_legacy() && declared_tasks(incoming);
         match (tool.task_support, declared) {
             (TaskSupport::Forbidden, _) => Ok(TaskMode::Synchronous),
             (_, true) if self.tasks.is_some() => Ok(TaskMode::MayStart),
@@ -121,12 +116,7 @@ impl McpServer {
     ) -> Result<Json, ServerError> {
         // The capability comes before the task: a client that did not declare
         // the extension learns nothing about which ids exist.
-        if !incoming
-            .meta
-            .client_capabilities
-            .as_ref()
-            .is_some_and(declares_tasks)
-        {
+        if !declared_tasks(incoming) {
             return Err(tasks_needed(&format!(
                 "{method} belongs to the tasks extension"
             )));
@@ -171,6 +161,15 @@ impl McpServer {
             }
         }
     }
+}
+
+/// Whether the request declares the tasks extension in its client capabilities.
+fn declared_tasks(incoming: &Incoming) -> bool {
+    incoming
+        .meta
+        .client_capabilities
+        .as_ref()
+        .is_some_and(declares_tasks)
 }
 
 /// -32021 naming the tasks extension.
@@ -294,12 +293,10 @@ async fn drive(
 
 impl Origin {
     fn capabilities(&self) -> &tessera_protocol::ClientCapabilities {
-        static NONE: std::sync::OnceLock<tessera_protocol::ClientCapabilities> =
-            std::sync::OnceLock::new();
         self.meta
             .client_capabilities
             .as_ref()
-            .unwrap_or_else(|| NONE.get_or_init(Default::default))
+            .unwrap_or(&crate::context::NO_CAPABILITIES)
     }
 }
 
