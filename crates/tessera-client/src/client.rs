@@ -164,7 +164,18 @@ impl McpClientBuilder {
                         url.clone(),
                     )?));
                 }
-                Transport::Http(HttpTransport { http, url, bearer })
+                let push = push_handler(
+                    elicitor.clone(),
+                    url.host_str().unwrap_or("the server").to_owned(),
+                    Arc::clone(&push_failure),
+                );
+                Transport::Http(HttpTransport {
+                    http,
+                    url,
+                    bearer,
+                    session: Arc::default(),
+                    push,
+                })
             }
             Target::Process { .. } if bearer.is_some() => {
                 return Err(ClientError::Config(
@@ -399,7 +410,41 @@ impl McpClient {
         self.era
             .get_or_try_init(|| async {
                 if matches!(self.transport, Transport::Http(_)) {
-                    return Ok(Era::Modern);
+                    return match self.mode {
+                        ConnectMode::Modern => Ok(Era::Modern),
+                        ConnectMode::Legacy => self.initialize().await,
+                        // Streamable HTTP's rule: attempt a modern request (discovery).
+                        ConnectMode::Auto => {
+                            let generation = self.cache.generation();
+                            let probe = self.send("server/discover", JsonObject::new()).await;
+                            match http_era_of(&probe) {
+                                Some(HttpEra::Legacy) => self.initialize().await,
+                                Some(HttpEra::Modern) => {
+                                    match probe {
+                                        // Kept, so that discover() need not ask again.
+                                        Ok(result) => {
+                                            if let Some(key) = crate::result_cache::ResultCache::key(
+                                                "server/discover",
+                                                &JsonObject::new(),
+                                            ) {
+                                                self.cache.keep(generation, key, &result);
+                                            }
+                                        }
+                                        Err(ClientError::Rpc { error, .. })
+                                            if error.code == UNSUPPORTED_PROTOCOL_VERSION =>
+                                        {
+                                            self.adopt_supported(&error)?;
+                                        }
+                                        Err(_) => {}
+                                    }
+                                    Ok(Era::Modern)
+                                }
+                                None => Err(probe.err().unwrap_or_else(|| {
+                                    ClientError::Protocol("the probe neither failed nor succeeded".into())
+                                })),
+                            }
+                        }
+                    };
                 }
                 match self.mode {
                     ConnectMode::Modern => return Ok(Era::Modern),
@@ -480,10 +525,10 @@ impl McpClient {
         {
             *lock(&self.server_name) = Some(name.to_owned());
         }
-        if let Transport::Stdio(stdio) = &self.transport {
-            stdio
-                .notify(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-                .await?;
+        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        match &self.transport {
+            Transport::Stdio(stdio) => stdio.notify(&initialized).await?,
+            Transport::Http(http) => http.post_message(&initialized, version).await?,
         }
         Ok(Era::Legacy {
             initialized: Box::new(result),
@@ -514,10 +559,34 @@ impl McpClient {
     /// Sends one request (with `_meta` added) and returns its result; on
     /// -32022 it switches to a mutually supported version once and retries.
     pub async fn request(&self, method: &str, params: JsonObject) -> Result<Value, ClientError> {
-        if let Era::Legacy { .. } = self.era().await? {
-            return self.send_legacy(method, params).await;
-        }
-        match self.send(method, params.clone()).await {
+        let sent = if self.era.get().is_none()
+            && matches!(self.transport, Transport::Http(_))
+            && self.mode == ConnectMode::Auto
+        {
+            // Over HTTP the first request is the probe (Streamable HTTP,
+            // Backward Compatibility): its answer tells the era.
+            let sent = self.send(method, params.clone()).await;
+            match http_era_of(&sent) {
+                Some(HttpEra::Legacy) => {
+                    if let Era::Legacy { .. } =
+                        self.era.get_or_try_init(|| self.initialize()).await?
+                    {
+                        return self.send_legacy(method, params).await;
+                    }
+                }
+                Some(HttpEra::Modern) => {
+                    let _ = self.era.set(Era::Modern);
+                }
+                None => {}
+            }
+            sent
+        } else {
+            if let Era::Legacy { .. } = self.era().await? {
+                return self.send_legacy(method, params).await;
+            }
+            self.send(method, params.clone()).await
+        };
+        match sent {
             Err(ClientError::Rpc { error, .. }) if error.code == UNSUPPORTED_PROTOCOL_VERSION => {
                 self.adopt_supported(&error)?;
                 self.send(method, params).await
@@ -646,11 +715,6 @@ impl McpClient {
         method: &str,
         mut params: JsonObject,
     ) -> Result<Value, ClientError> {
-        let Transport::Stdio(stdio) = &self.transport else {
-            return Err(ClientError::UnsupportedServer(
-                "initialize-era servers are reached over stdio only".into(),
-            ));
-        };
         let mut meta = self.extra_meta.clone();
         if let Some(Value::Object(given)) = params.remove("_meta") {
             meta.extend(given);
@@ -664,8 +728,27 @@ impl McpClient {
         let patience = (!matches!(method, "tools/call" | "prompts/get" | "resources/read"))
             .then_some(self.timeout);
         lock(&self.push_failure).take();
-        let message = stdio.exchange(&body, id, patience).await?;
-        match self.settle(message, 0) {
+        let (message, status) = match &self.transport {
+            Transport::Stdio(stdio) => (stdio.exchange(&body, id, patience).await?, 0),
+            Transport::Http(http) => {
+                // The handshake names its version in the body; later requests in the header.
+                let version = if method == "initialize" {
+                    LEGACY_PROTOCOL_VERSIONS[0].to_owned()
+                } else {
+                    self.protocol_version()
+                };
+                let mirrored = Mirrored {
+                    version: &version,
+                    method,
+                    name: None,
+                    params: Vec::new(),
+                    open_ended: patience.is_none(),
+                    token: None,
+                };
+                self.exchange_signed_in(http, &body, id, mirrored).await?
+            }
+        };
+        match self.settle(message, status) {
             // The call failed because answering a pushed question did: that is the reason to report.
             Err(ClientError::Rpc { .. }) if lock(&self.push_failure).is_some() => {
                 Err(lock(&self.push_failure)
@@ -1147,6 +1230,46 @@ impl Drop for CancelTask<'_> {
         // Drop cannot wait; the request goes out on the client's transport.
         let cancel = self.client.cancel_request(id);
         runtime.spawn(cancel);
+    }
+}
+
+/// What the answer to a modern request over HTTP says of the server's era.
+enum HttpEra {
+    Modern,
+    Legacy,
+}
+
+/// The era an HTTP answer shows: a result or a recognized modern error is a
+/// modern server; any other `400 Bad Request` is an initialize-era one
+/// (Streamable HTTP, Backward Compatibility: "If the body is empty or is not
+/// a recognized modern JSON-RPC error, fall back to initialize"); `None` when
+/// the answer tells nothing (the request did not get through).
+fn http_era_of(answer: &Result<Value, ClientError>) -> Option<HttpEra> {
+    match answer {
+        Ok(_) => Some(HttpEra::Modern),
+        Err(ClientError::Rpc { error, status }) => {
+            let supported: Vec<&str> = error
+                .data
+                .as_ref()
+                .and_then(|d| d.get("supported"))
+                .and_then(Value::as_array)
+                .map(|s| s.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            let legacy_only = !supported.is_empty()
+                && supported
+                    .iter()
+                    .all(|v| LEGACY_PROTOCOL_VERSIONS.contains(v));
+            match error.code {
+                UNSUPPORTED_PROTOCOL_VERSION if legacy_only => Some(HttpEra::Legacy),
+                UNSUPPORTED_PROTOCOL_VERSION
+                | tessera_protocol::HEADER_MISMATCH
+                | tessera_protocol::MISSING_REQUIRED_CLIENT_CAPABILITY => Some(HttpEra::Modern),
+                _ if *status == 400 => Some(HttpEra::Legacy),
+                _ => Some(HttpEra::Modern),
+            }
+        }
+        Err(ClientError::HttpStatus { status: 400, .. }) => Some(HttpEra::Legacy),
+        Err(_) => None,
     }
 }
 

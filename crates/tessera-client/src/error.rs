@@ -24,7 +24,15 @@ pub enum ClientError {
     /// The server's answer is not valid MCP (with the reason).
     #[error("protocol error: {0}")]
     Protocol(String),
-    /// The server speaks only the initialize era (or no version we know).
+    /// The server answered an HTTP error status without a JSON-RPC error.
+    #[error("HTTP {status} without a JSON-RPC error: {body} (a non-MCP server, or the wrong URL?)")]
+    HttpStatus {
+        /// The status.
+        status: u16,
+        /// The start of the body.
+        body: String,
+    },
+    /// The server speaks no version this client knows.
     #[error("unsupported server: {0}")]
     UnsupportedServer(String),
     /// An input request nobody here can answer; never answered with a made-up decline.

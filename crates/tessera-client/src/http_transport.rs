@@ -1,6 +1,11 @@
-//! Requests over Streamable HTTP: standard headers, and JSON or SSE responses.
+//! Requests over Streamable HTTP: standard headers, and JSON or SSE responses;
+//! for an initialize-era server also its session (`Mcp-Session-Id`) and the
+//! requests it pushes on a response stream, answered by POSTing the answer.
 
-use serde_json::Value;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde_json::{Value, json};
+use tessera_protocol::{JsonRpcErrorResponse, RequestId};
 
 use crate::ClientError;
 use crate::client::NotificationHandler;
@@ -13,6 +18,10 @@ pub(crate) struct HttpTransport {
     pub(crate) http: reqwest::Client,
     pub(crate) url: reqwest::Url,
     pub(crate) bearer: Option<String>,
+    /// The session an initialize-era server assigned (shared by clones).
+    pub(crate) session: Arc<Mutex<Option<String>>>,
+    /// Answers requests an initialize-era server pushes on a response stream.
+    pub(crate) push: crate::stdio_transport::PushHandler,
 }
 
 /// What a request's headers mirror from its body.
@@ -58,6 +67,9 @@ impl HttpTransport {
         if mirrored.open_ended {
             request = request.timeout(OPEN_ENDED);
         }
+        if let Some(session) = self.session() {
+            request = request.header("Mcp-Session-Id", session);
+        }
         let response = request
             .body(serde_json::to_vec(body).unwrap_or_default())
             .send()
@@ -77,85 +89,156 @@ impl HttpTransport {
                 challenge: challenge.to_owned(),
             });
         }
-        read_response(response, id, on_notification).await
+        if let Some(session) = response
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+        {
+            *self.session.lock().unwrap_or_else(PoisonError::into_inner) = Some(session.to_owned());
+        }
+        self.read_response(response, id, mirrored.version, on_notification)
+            .await
     }
-}
 
-async fn read_response(
-    mut response: reqwest::Response,
-    id: i64,
-    on_notification: Option<&NotificationHandler>,
-) -> Result<(Value, u16), ClientError> {
-    let status = response.status().as_u16();
-    let is_sse = response
-        .headers()
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|ct| ct.starts_with("text/event-stream"));
-    if is_sse {
-        let mut parser = SseParser::default();
-        loop {
-            let chunk = response.chunk().await.map_err(ClientError::Transport)?;
-            let events = match chunk {
-                Some(bytes) => parser.feed(&bytes).map_err(ClientError::Protocol)?,
-                None => {
-                    let tail: Vec<String> =
-                        std::mem::take(&mut parser).finish().into_iter().collect();
-                    if tail.is_empty() {
-                        return Err(ClientError::Protocol(format!(
-                            "the event stream ended without a response to request {id}"
-                        )));
+    fn session(&self) -> Option<String> {
+        self.session
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// POSTs a message that gets no response (a notification, or the answer
+    /// to a pushed request): the server acknowledges it with 202.
+    pub(crate) async fn post_message(
+        &self,
+        body: &Value,
+        version: &str,
+    ) -> Result<(), ClientError> {
+        let mut request = self
+            .http
+            .post(self.url.clone())
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", version);
+        if let Some(session) = self.session() {
+            request = request.header("Mcp-Session-Id", session);
+        }
+        if let Some(token) = self.bearer.as_deref() {
+            request = request.bearer_auth(token);
+        }
+        let response = request
+            .body(serde_json::to_vec(body).unwrap_or_default())
+            .send()
+            .await
+            .map_err(ClientError::Transport)?;
+        match response.status().as_u16() {
+            200..=299 => Ok(()),
+            status => Err(ClientError::Protocol(format!(
+                "the server refused a message with HTTP {status}"
+            ))),
+        }
+    }
+
+    /// A request the server pushed on a response stream (initialize era):
+    /// answered through the push handler, the answer POSTed back.
+    async fn answer_pushed(&self, message: &Value, version: &str) {
+        let Some(id) = message.get("id").and_then(RequestId::from_value) else {
+            return;
+        };
+        let method = message
+            .get("method")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let params = message.get("params").cloned().unwrap_or(json!({}));
+        let answer = match (self.push)(method, params).await {
+            Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+            Err(error) => json!(JsonRpcErrorResponse::new(Some(id), error)),
+        };
+        if let Err(e) = self.post_message(&answer, version).await {
+            tracing::warn!(error = %e, "could not deliver the answer to a pushed request");
+        }
+    }
+
+    async fn read_response(
+        &self,
+        mut response: reqwest::Response,
+        id: i64,
+        version: &str,
+        on_notification: Option<&NotificationHandler>,
+    ) -> Result<(Value, u16), ClientError> {
+        let status = response.status().as_u16();
+        let is_sse = response
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|ct| ct.starts_with("text/event-stream"));
+        if is_sse {
+            let mut parser = SseParser::default();
+            loop {
+                let chunk = response.chunk().await.map_err(ClientError::Transport)?;
+                let events = match chunk {
+                    Some(bytes) => parser.feed(&bytes).map_err(ClientError::Protocol)?,
+                    None => {
+                        let tail: Vec<String> =
+                            std::mem::take(&mut parser).finish().into_iter().collect();
+                        if tail.is_empty() {
+                            return Err(ClientError::Protocol(format!(
+                                "the event stream ended without a response to request {id}"
+                            )));
+                        }
+                        tail
                     }
-                    tail
-                }
-            };
-            for data in events {
-                let Ok(v) = serde_json::from_str::<Value>(&data) else {
-                    continue;
                 };
-                if v.get("id").and_then(Value::as_i64) == Some(id)
-                    && (v.get("result").is_some() || v.get("error").is_some())
-                {
-                    return Ok((v, status));
-                }
-                if v.get("method").is_some() && v.get("id").is_none() {
-                    if let Some(handler) = on_notification {
-                        handler(&v);
+                for data in events {
+                    let Ok(v) = serde_json::from_str::<Value>(&data) else {
+                        continue;
+                    };
+                    if v.get("id").and_then(Value::as_i64) == Some(id)
+                        && (v.get("result").is_some() || v.get("error").is_some())
+                    {
+                        return Ok((v, status));
                     }
-                } else if v.get("method").is_some() {
-                    tracing::warn!(message = %v, "server sent a JSON-RPC request on a response stream; ignored");
+                    if v.get("method").is_some() && v.get("id").is_none() {
+                        if let Some(handler) = on_notification {
+                            handler(&v);
+                        }
+                    } else if v.get("method").is_some() {
+                        // The server waits for this answer before it goes on.
+                        self.answer_pushed(&v, version).await;
+                    }
                 }
             }
         }
-    }
-    let mut bytes = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(ClientError::Transport)? {
-        if bytes.len() + chunk.len() > MAX_EVENT_BYTES {
-            return Err(ClientError::Protocol(format!(
-                "the response exceeds {MAX_EVENT_BYTES} bytes"
-            )));
-        }
-        bytes.extend_from_slice(&chunk);
-    }
-    match serde_json::from_slice::<Value>(&bytes) {
-        Ok(v) => {
-            if status < 400 && v.get("id").and_then(Value::as_i64) != Some(id) {
+        let mut bytes = Vec::new();
+        while let Some(chunk) = response.chunk().await.map_err(ClientError::Transport)? {
+            if bytes.len() + chunk.len() > MAX_EVENT_BYTES {
                 return Err(ClientError::Protocol(format!(
-                    "the response answers id {} instead of {id}",
-                    v.get("id").unwrap_or(&Value::Null)
+                    "the response exceeds {MAX_EVENT_BYTES} bytes"
                 )));
             }
-            Ok((v, status))
+            bytes.extend_from_slice(&chunk);
         }
-        Err(_) if status >= 400 => Err(ClientError::UnsupportedServer(format!(
-            "HTTP {status} without a JSON-RPC error: {} (an initialize-era or non-MCP server?)",
-            String::from_utf8_lossy(&bytes)
-                .chars()
-                .take(200)
-                .collect::<String>()
-        ))),
-        Err(e) => Err(ClientError::Protocol(format!(
-            "the response is not JSON: {e}"
-        ))),
+        match serde_json::from_slice::<Value>(&bytes) {
+            Ok(v) => {
+                if status < 400 && v.get("id").and_then(Value::as_i64) != Some(id) {
+                    return Err(ClientError::Protocol(format!(
+                        "the response answers id {} instead of {id}",
+                        v.get("id").unwrap_or(&Value::Null)
+                    )));
+                }
+                Ok((v, status))
+            }
+            Err(_) if status >= 400 => Err(ClientError::HttpStatus {
+                status,
+                body: String::from_utf8_lossy(&bytes)
+                    .chars()
+                    .take(200)
+                    .collect::<String>(),
+            }),
+            Err(e) => Err(ClientError::Protocol(format!(
+                "the response is not JSON: {e}"
+            ))),
+        }
     }
 }

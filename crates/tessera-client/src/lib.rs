@@ -9,10 +9,13 @@
 //! request to the caller's [`Elicitor`] and retries with a new id, the same
 //! arguments, the answers, and the `requestState` echoed byte for byte.
 //!
-//! Over stdio ([`McpClient::stdio`]) the client probes with `server/discover`
-//! and falls back to the `initialize` handshake when the server only speaks
-//! the initialize era; the same [`Elicitor`] then answers the
-//! `elicitation/create` requests such a server pushes.
+//! A server that only speaks the initialize era is recognised and spoken to
+//! the old way: over stdio ([`McpClient::stdio`]) the client probes with
+//! `server/discover`; over HTTP its first request is the probe, and a
+//! `400 Bad Request` without a recognized modern error means the old era.
+//! It then does the `initialize` handshake (over HTTP keeping the session the
+//! server assigns), and the same [`Elicitor`] answers the `elicitation/create`
+//! requests such a server pushes (over HTTP, on the call's response stream).
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), tessera_client::ClientError> {

@@ -287,13 +287,67 @@ async fn state_only_rounds_send_no_responses_and_unsupported_version_is_retried(
 }
 
 #[tokio::test]
-async fn an_initialize_era_server_is_named() {
-    let (url, _) = recording(vec![(400, json!({"jsonrpc": "2.0", "error": {"code": -32022, "message": "no", "data": {"supported": ["2025-11-25"]}}}))]).await;
+async fn a_server_that_names_only_initialize_era_versions_is_spoken_to_the_old_way() {
+    // A recognized -32022 whose supported versions are all initialize-era:
+    // the server is legacy, so the client falls back to initialize and sends
+    // the same request again the old way.
+    let unsupported = json!({"jsonrpc": "2.0", "error": {"code": -32022, "message": "no",
+        "data": {"supported": ["2025-11-25"]}}});
+    let initialized = json!({"jsonrpc": "2.0", "result": {"protocolVersion": "2025-11-25",
+        "capabilities": {"tools": {}}, "serverInfo": {"name": "old", "version": "1"}}});
+    let ack = json!({});
+    let tools = json!({"jsonrpc": "2.0", "result": {"tools": [{"name": "t", "inputSchema": {"type": "object"}}]}});
+    let (url, seen) = recording(vec![
+        (400, unsupported),
+        (200, initialized),
+        (202, ack),
+        (200, tools),
+    ])
+    .await;
+    let client = McpClient::builder(&url).build().unwrap();
+    assert_eq!(client.list_tools().await.unwrap()[0].name, "t");
+    assert!(client.is_initialize_era().await.unwrap());
+    let seen = seen.lock().unwrap();
+    let methods: Vec<&str> = seen
+        .iter()
+        .map(|(_, body)| body["method"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        methods,
+        [
+            "tools/list",
+            "initialize",
+            "notifications/initialized",
+            "tools/list"
+        ]
+    );
+    assert_eq!(seen[1].1["params"]["protocolVersion"], "2025-11-25");
+    assert!(
+        seen[3].1["params"].get("_meta").is_none(),
+        "no modern envelope"
+    );
+    assert!(
+        seen[3]
+            .0
+            .to_ascii_lowercase()
+            .contains("mcp-protocol-version: 2025-11-25")
+    );
+}
+
+#[tokio::test]
+async fn a_recognized_modern_error_is_not_a_reason_to_fall_back() {
+    // "If the body contains a recognized modern JSON-RPC error, the server speaks
+    // a modern version of MCP ... rather than falling back."
+    let mismatch =
+        json!({"jsonrpc": "2.0", "error": {"code": -32020, "message": "header mismatch"}});
+    let (url, seen) = recording(vec![(400, mismatch)]).await;
     let client = McpClient::builder(&url).build().unwrap();
     match client.list_tools().await {
-        Err(ClientError::UnsupportedServer(msg)) => assert!(msg.contains("2025-11-25"), "{msg}"),
+        Err(ClientError::Rpc { error, status: 400 }) => assert_eq!(error.code, -32020),
         other => panic!("{other:?}"),
     }
+    assert!(!client.is_initialize_era().await.unwrap_or(true));
+    assert_eq!(seen.lock().unwrap().len(), 1, "no initialize was sent");
 }
 
 /// Counts the requests the endpoint served, by method.

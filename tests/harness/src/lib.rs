@@ -195,29 +195,69 @@ pub struct OidcProvider {
 impl OidcProvider {
     /// Starts it and waits until it listens.
     pub fn start() -> Self {
-        use std::io::{BufRead, BufReader};
-        let peers = Path::new(env!("CARGO_MANIFEST_DIR")).join("../peers");
-        assert!(
-            peers.join("node_modules/oidc-provider").exists(),
-            "oidc-provider is not installed: run scripts/install-test-peers (scripts/test does)"
-        );
         let port = free_port();
-        let mut child = Command::new(node())
-            .arg(peers.join("oidc_provider.mjs"))
-            .arg(port.to_string())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start node: {e}"));
-        let mut lines = BufReader::new(child.stdout.take().expect("piped")).lines();
-        let ready = lines.next().and_then(Result::ok).unwrap_or_default();
+        let (child, ready) = start_node_peer("oidc_provider.mjs", "oidc-provider", port);
         assert_eq!(ready.trim(), "ready", "oidc-provider did not start");
-        // Keep reading: a closed pipe would end it at its next message.
-        std::thread::spawn(move || for _ in lines {});
         Self {
             child,
             issuer: format!("http://127.0.0.1:{port}"),
         }
+    }
+}
+
+/// Starts `script` (in `tests/peers`) with Node, given a port, once the npm
+/// package `package` is installed there; returns it and its first line of output.
+fn start_node_peer(script: &str, package: &str, port: u16) -> (Child, String) {
+    use std::io::{BufRead, BufReader};
+    let peers = Path::new(env!("CARGO_MANIFEST_DIR")).join("../peers");
+    assert!(
+        peers.join("node_modules").join(package).exists(),
+        "{package} is not installed: run scripts/install-test-peers (scripts/test does)"
+    );
+    let mut child = Command::new(node())
+        .arg(peers.join(script))
+        .arg(port.to_string())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start node: {e}"));
+    let mut lines = BufReader::new(child.stdout.take().expect("piped")).lines();
+    let first = lines.next().and_then(Result::ok).unwrap_or_default();
+    // Keep reading: a closed pipe would end it at its next message.
+    std::thread::spawn(move || for _ in lines {});
+    (child, first)
+}
+
+/// An initialize-era-only MCP server over Streamable HTTP (the TypeScript SDK
+/// 1.x, `tests/peers/ts_legacy_http_server.mjs`): sessions, and its tool
+/// `greet` pushes `elicitation/create` on the call's stream.
+pub struct LegacyHttpServer {
+    child: Child,
+    /// Its MCP endpoint.
+    pub url: String,
+}
+
+impl LegacyHttpServer {
+    /// Starts it on a free port and waits until it listens.
+    pub fn start() -> Self {
+        let (child, ready) = start_node_peer(
+            "ts_legacy_http_server.mjs",
+            "@modelcontextprotocol/sdk",
+            free_port(),
+        );
+        let url = ready
+            .trim()
+            .strip_prefix("ready ")
+            .unwrap_or_else(|| panic!("the legacy HTTP server did not start: {ready:?}"))
+            .to_owned();
+        Self { child, url }
+    }
+}
+
+impl Drop for LegacyHttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
