@@ -244,7 +244,7 @@ pub struct McpClient {
     next_id: AtomicI64,
     tool_schemas: Mutex<HashMap<String, Value>>,
     /// Listed tools' `outputSchema`s, compiled: their results are checked against them.
-    output_checks: Mutex<HashMap<String, Arc<tessera_protocol::SchemaCheck>>>,
+    output_checks: Mutex<HashMap<String, tessera_protocol::SchemaValidator>>,
     /// Discover and list results the server marked fresh (`ttlMs`).
     cache: crate::result_cache::ResultCache,
     server_name: Mutex<Option<String>>,
@@ -959,14 +959,14 @@ impl McpClient {
             }
             lock(&self.tool_schemas).insert(tool.name.clone(), schema);
             let check = tool.output_schema.as_ref().and_then(|output| {
-                tessera_protocol::SchemaCheck::new(output)
+                tessera_protocol::SchemaValidator::new(output)
                     .inspect_err(|problem| {
                         tracing::warn!(tool = %tool.name, %problem, "outputSchema not checked: it cannot be compiled");
                     })
                     .ok()
             });
             match check {
-                Some(check) => lock(&self.output_checks).insert(tool.name.clone(), Arc::new(check)),
+                Some(check) => lock(&self.output_checks).insert(tool.name.clone(), check),
                 None => lock(&self.output_checks).remove(&tool.name),
             };
             tools.push(tool);

@@ -225,13 +225,21 @@ impl McpServerBuilder {
                         "tool {name:?}: outputSchema must have type \"object\""
                     )));
                 }
-                let check = tessera_protocol::SchemaCheck::new(output).map_err(|e| {
+                let check = tessera_protocol::SchemaValidator::new(output).map_err(|e| {
                     BuildError(format!(
                         "tool {name:?}: its outputSchema cannot be checked: {e}"
                     ))
                 })?;
-                tool.output_check = Some(Arc::new(check));
+                tool.output_check = Some(check);
             }
+            // The spec's tools page: servers MUST validate all tool inputs.
+            let input =
+                tessera_protocol::SchemaValidator::new(&tool.tool.input_schema).map_err(|e| {
+                    BuildError(format!(
+                        "tool {name:?}: its inputSchema cannot be checked: {e}"
+                    ))
+                })?;
+            tool.input_check = Some(input);
             // Clients drop a tool whose x-mcp-header annotations are invalid: refuse to publish one.
             let schema = serde_json::Value::Object(tool.tool.input_schema.clone());
             tool.param_headers = tessera_protocol::param_headers(&schema)

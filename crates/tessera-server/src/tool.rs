@@ -45,8 +45,11 @@ pub struct ToolDef {
     pub(crate) scopes: Vec<String>,
     /// Parameters mirrored into `Mcp-Param-*` headers (`x-mcp-header`), found at build.
     pub(crate) param_headers: Vec<tessera_protocol::ParamHeader>,
+    /// The `inputSchema`, compiled at build; arguments are checked against it
+    /// before the handler runs.
+    pub(crate) input_check: Option<tessera_protocol::SchemaValidator>,
     /// The `outputSchema`, compiled at build; results are checked against it.
-    pub(crate) output_check: Option<Arc<tessera_protocol::SchemaCheck>>,
+    pub(crate) output_check: Option<tessera_protocol::SchemaValidator>,
     /// Whether calls may run as tasks (the tasks extension).
     pub(crate) task_support: TaskSupport,
 }
@@ -106,6 +109,7 @@ impl ToolDef {
             needs: Vec::new(),
             scopes: Vec::new(),
             param_headers: Vec::new(),
+            input_check: None,
             output_check: None,
             task_support: TaskSupport::Forbidden,
         }

@@ -717,7 +717,7 @@ async fn invalid_arguments_are_a_tool_error_naming_the_field() {
         .await;
     assert_eq!(r["result"]["isError"], true);
     assert!(
-        text(&r).contains("current: invalid type: string \"ten\""),
+        text(&r).contains("/current: \"ten\" is not of type \"number\" (rule: type)"),
         "{r}"
     );
     let r = h.call(call_params("nope", json!({}), json!({}))).await;

@@ -105,6 +105,17 @@ impl McpServer {
                 scope: tool.scopes.join(" "),
             });
         }
+        // The spec's tools page: servers MUST validate all tool inputs, and
+        // input validation errors are tool execution errors (SEP-1303), which
+        // the model can read and correct; the handler does not run.
+        if let Some(check) = &tool.input_check
+            && let Err(mismatch) = check.check(&arguments)
+        {
+            return Ok(Json::Value(json!(CallToolResult::error(format!(
+                "Input validation error: Invalid arguments for tool {name}: {mismatch} (rule: {})",
+                mismatch.keyword
+            )))));
+        }
         let mode = self.task_mode(tool, &incoming)?;
         let task_arguments = match mode {
             TaskMode::MayStart => arguments.clone(),
