@@ -1,7 +1,7 @@
 //! The request path, fed arbitrary bytes: the HTTP endpoint (envelope,
-//! `_meta`, params, answers to a form the tool accepts up front), the one-pass
-//! envelope reader, the duplicate-member and value-count scans, and the form
-//! schema and content checks. Nothing may panic; every input gets an answer.
+//! `_meta`, params, answers to a form the tool accepts up front), the one
+//! intake every transport reads messages through (with its era and envelope
+//! rules), and the form schema and content checks. Nothing may panic; every input gets an answer.
 //!
 //! Run with `cargo +nightly fuzz run handle_request` from the repository root.
 
@@ -15,7 +15,7 @@ use bytes::Bytes;
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 use tessera_http::{EndpointOptions, McpEndpoint};
-use tessera_protocol::{ElicitationSchema, EnvelopedRequest, JsonObject};
+use tessera_protocol::{ElicitationSchema, JsonObject};
 use tessera_server::{Context as ToolContext, Form, McpServer, ToolDef};
 use tessera_state::{KeyRing, RequestStateCodec, StateKey};
 
@@ -78,9 +78,14 @@ fuzz_target!(|data: &[u8]| {
             }
         }
         1 => {
-            let _ = EnvelopedRequest::parse(rest);
-            let _ = tessera_protocol::first_duplicate_member(rest);
-            let _ = tessera_protocol::count_json_values(rest);
+            let limits = tessera_server::intake::Limits { max_json_values: 2_000 };
+            if let Ok(tessera_server::intake::Message::Request(mut request)) =
+                tessera_server::intake::read(rest, &limits)
+            {
+                let _ = request.era(Some("2025-11-25"));
+                let _ = request.era(None);
+                let _ = request.read_envelope();
+            }
         }
         _ => {
             let Ok(value) = serde_json::from_slice::<Value>(rest) else {

@@ -5,7 +5,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tessera_protocol::{BoxFuture, ErrorObject, JsonRpcErrorResponse, Line, LineReader, RequestId};
+use tessera_protocol::{BoxFuture, ErrorObject, JsonRpcErrorResponse, RequestId};
+use tessera_tokio::{Line, LineReader};
 use tokio::io::AsyncWriteExt;
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::sync::oneshot;
@@ -222,11 +223,8 @@ async fn read_messages(stdout: ChildStdout, reader: Reader) {
     loop {
         let line = match lines.next().await {
             Ok(Line::Message(line)) => line,
-            Ok(Line::TooLong(len)) => {
-                tracing::warn!(
-                    len,
-                    "the server wrote a line over {MAX_LINE_BYTES} bytes; skipped"
-                );
+            Ok(Line::TooLong) => {
+                tracing::warn!("the server wrote a line over {MAX_LINE_BYTES} bytes; skipped");
                 continue;
             }
             Ok(Line::End) | Err(_) => break,

@@ -478,7 +478,7 @@ async fn structured_content_is_checked_against_the_listed_output_schema() {
         Err(e @ ClientError::StructuredContent { .. }) => assert_eq!(
             e.to_string(),
             "tool sum returned a result that does not match its outputSchema: \
-             structuredContent at /total: expected number, got string \"3\""
+             structuredContent at /total: \"3\" is not of type \"number\""
         ),
         other => panic!("{other:?}"),
     }

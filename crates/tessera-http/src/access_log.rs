@@ -1,6 +1,8 @@
 //! The per-request log line, as a record a writer formats off the request path.
 
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
+
+use tessera_protocol::clock::SystemTime;
 
 /// One finished request, for the access log. Text fields are already escaped.
 #[derive(Debug, Clone)]

@@ -6,14 +6,10 @@ use bytes::Bytes;
 use http::request::Parts;
 use http::{HeaderValue, Method, Response, StatusCode, header};
 use serde_json::Value;
-use tessera_protocol::{
-    DuplicateMember, EnvelopedRequest, INVALID_PARAMS, INVALID_REQUEST, JsonRpcMessage,
-    JsonRpcRequest, MessageError, PARSE_ERROR, PROTOCOL_VERSION_KEY, RequestId,
-    STATELESS_PROTOCOL_VERSIONS, TRANSPORT_ERROR, first_duplicate_member,
-};
+use tessera_protocol::{INVALID_REQUEST, RequestId, STATELESS_PROTOCOL_VERSIONS, TRANSPORT_ERROR};
+use tessera_server::intake::{self, Message, Request, RequestEra};
 use tessera_server::{McpServer, RequestFacts};
 
-use crate::era::{RequestEra, detect};
 use crate::headers::{PROTOCOL_VERSION, check_method_and_name, header_value};
 use crate::host::{host_allowed, origin_allowed};
 use crate::intake::{Budget, LARGE_BODY};
@@ -155,20 +151,11 @@ impl McpEndpoint {
         None
     }
 
-    /// Handles a whole request: the head checks, authentication, then the body.
+    /// Handles a whole request whose body is already in memory: the same
+    /// ladder as [`respond`](McpEndpoint::respond).
     pub async fn handle(&self, head: Parts, body: Bytes) -> Response<McpBody> {
-        let mut response = match self.check_head(&head) {
-            Some(refusal) => refusal,
-            None if body.len() > self.options.body_limit => {
-                reject::too_large(self.options.body_limit)
-            }
-            None => match self.authenticate(&head).await {
-                Err(refusal) => refusal,
-                Ok(principal) => self.handle_body(&head, principal, body).await,
-            },
-        };
-        self.add_cors(&head, &mut response);
-        response
+        let body = http_body_util::Full::new(body);
+        self.respond(http::Request::from_parts(head, body)).await
     }
 
     /// Runs the authentication hook on the head (before any body is read):
@@ -225,98 +212,9 @@ impl McpEndpoint {
         } else {
             None
         };
-        // A value takes at least two bytes (`0,`), so only a larger body can hold too many.
-        if body.len() / 2 >= self.options.max_json_values
-            && let Some(values) = tessera_protocol::count_json_values(&body)
-            && values > self.options.max_json_values
-        {
-            return reject::error(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                None,
-                TRANSPORT_ERROR,
-                format!(
-                    "Payload Too Large: the request holds {values} JSON values; the limit is {}",
-                    self.options.max_json_values
-                ),
-                None,
-            );
-        }
-        // The common case in one pass: a modern request whose envelope is
-        // complete and supported, and whose version header agrees with it.
-        // Everything else takes the general path, which names each problem.
-        if let Some(request) = EnvelopedRequest::parse(&body)
-            && header_value(&head.headers, &PROTOCOL_VERSION)
-                == Ok(Some(request.protocol_version()))
-        {
-            return self.route_enveloped(head, request, caller).await;
-        }
-        let value: Value = match serde_json::from_slice(&body) {
-            Ok(v) => v,
-            Err(e) => {
-                return reject::error(
-                    StatusCode::BAD_REQUEST,
-                    None,
-                    PARSE_ERROR,
-                    format!("Parse error: the request body is not valid JSON ({e})"),
-                    None,
-                );
-            }
-        };
-        let id_hint = value.get("id").and_then(RequestId::from_value);
-        // The fast path refuses duplicates by construction; here they are named.
-        match first_duplicate_member(&body) {
-            None => {}
-            Some(DuplicateMember::Envelope(key)) => {
-                return reject::error(
-                    StatusCode::BAD_REQUEST,
-                    id_hint,
-                    INVALID_REQUEST,
-                    format!("Bad Request: the request names member {key:?} more than once"),
-                    None,
-                );
-            }
-            Some(DuplicateMember::Params(key)) => {
-                return reject::error(
-                    StatusCode::BAD_REQUEST,
-                    id_hint,
-                    INVALID_PARAMS,
-                    format!("Invalid params: params names member {key:?} more than once"),
-                    None,
-                );
-            }
-        }
-        let message = match JsonRpcMessage::from_value(value) {
-            Ok(m) => m,
-            Err(MessageError::Batch) => {
-                return reject::error(
-                    StatusCode::BAD_REQUEST,
-                    None,
-                    INVALID_REQUEST,
-                    "Bad Request: JSON-RPC batches are not supported; send one message per POST",
-                    None,
-                );
-            }
-            Err(e) => {
-                return reject::error(
-                    StatusCode::BAD_REQUEST,
-                    id_hint,
-                    INVALID_REQUEST,
-                    format!("Bad Request: the request body is not a valid JSON-RPC message: {e}"),
-                    None,
-                );
-            }
-        };
-        let request = match message {
-            JsonRpcMessage::Response(_) => {
-                return reject::error(
-                    StatusCode::BAD_REQUEST,
-                    None,
-                    INVALID_REQUEST,
-                    "Bad Request: JSON-RPC responses cannot be posted to this endpoint (servers send no requests)",
-                    None,
-                );
-            }
-            JsonRpcMessage::Notification(n) => {
+        let request = match intake::read(&body, &self.options.intake) {
+            Ok(Message::Request(request)) => request,
+            Ok(Message::Notification(n)) => {
                 self.server.handle_notification(&n.method);
                 if n.method == tessera_protocol::CANCELLED_NOTIFICATION
                     && let Some(id) = n
@@ -327,7 +225,7 @@ impl McpEndpoint {
                 {
                     // Only an authenticated caller is told apart from others:
                     // an anonymous one cancels by closing its response instead.
-                    let facts = caller.facts();
+                    let facts = caller.facts(&self.options);
                     if let Some(principal) = facts.principal.as_deref()
                         && self.in_flight.cancel(Some(principal), &id)
                     {
@@ -336,16 +234,27 @@ impl McpEndpoint {
                 }
                 return reject::empty(StatusCode::ACCEPTED);
             }
-            JsonRpcMessage::Request(r) => r,
+            Ok(Message::Response(_)) => {
+                return reject::error(
+                    StatusCode::BAD_REQUEST,
+                    None,
+                    INVALID_REQUEST,
+                    "Bad Request: JSON-RPC responses cannot be posted to this endpoint (servers send no requests)",
+                    None,
+                );
+            }
+            Err(refusal) => return reject::refusal(&refusal),
         };
-        let facts = caller.facts();
-        self.route_request(head, request, facts).await
+        self.route_request(head, request, caller.facts(&self.options))
+            .await
     }
 
+    /// Steps 1 to 3: the era, the `_meta` envelope, the version header
+    /// against the body, the version served.
     async fn route_request(
         &self,
         head: &Parts,
-        request: JsonRpcRequest<Value>,
+        mut request: Request,
         mut facts: RequestFacts,
     ) -> Response<McpBody> {
         let id = Some(request.id.clone());
@@ -353,29 +262,24 @@ impl McpEndpoint {
             Ok(v) => v,
             Err(m) => return reject::header_mismatch(id, &m.header, &m.body),
         };
-        let params = request.params.as_ref();
-        match detect(header_version, &request.method, params) {
+        match request.era(header_version) {
             RequestEra::Legacy(version) => match self.options.legacy {
                 Legacy::Reject => return unsupported(id, version),
                 Legacy::Stateless => {
                     facts.era = tessera_server::Era::Legacy {
                         version: version.unwrap_or_else(|| "2025-03-26".into()),
                     };
-                    return self.dispatch(Incoming::General(request), facts).await;
+                    return self.dispatch(request, facts).await;
                 }
             },
             RequestEra::Modern => {}
         }
         // 1. The `_meta` envelope (required keys) comes first.
-        if let Err(e) = tessera_server::check_envelope(params) {
-            return reject::rpc_error(status_for(&e), id, e.to_error_object());
-        }
+        let body_version = match request.read_envelope() {
+            Ok(meta) => meta.protocol_version.as_deref().unwrap_or(""),
+            Err(e) => return reject::rpc_error(status_for(&e), id, e.to_error_object()),
+        };
         // 2. Header and body versions must agree, and the header must be there.
-        let body_version = params
-            .and_then(|p| p.get("_meta"))
-            .and_then(|m| m.get(PROTOCOL_VERSION_KEY))
-            .and_then(Value::as_str)
-            .unwrap_or("");
         match header_version {
             None => {
                 return reject::header_mismatch(
@@ -401,20 +305,7 @@ impl McpEndpoint {
         if !STATELESS_PROTOCOL_VERSIONS.contains(&body_version) {
             return unsupported(id, Some(body_version.to_owned()));
         }
-        self.mirrored_then_served(head, Incoming::General(request), facts)
-            .await
-    }
-
-    /// A request read in one pass: steps 1 to 3 held in reading it.
-    async fn route_enveloped(
-        &self,
-        head: &Parts,
-        request: EnvelopedRequest,
-        caller: Caller,
-    ) -> Response<McpBody> {
-        let facts = caller.facts();
-        self.mirrored_then_served(head, Incoming::Enveloped(Box::new(request)), facts)
-            .await
+        self.mirrored_then_served(head, request, facts).await
     }
 
     /// Step 4, `Mcp-Method` and `Mcp-Name` mirror the body; then step 5:
@@ -422,28 +313,28 @@ impl McpEndpoint {
     async fn mirrored_then_served(
         &self,
         head: &Parts,
-        request: Incoming,
+        request: Request,
         facts: RequestFacts,
     ) -> Response<McpBody> {
-        if let Err(m) = check_method_and_name(&head.headers, request.method(), request.target()) {
-            return reject::header_mismatch(Some(request.id().clone()), &m.header, &m.body);
+        if let Err(m) = check_method_and_name(&head.headers, &request.method, request.target()) {
+            return reject::header_mismatch(Some(request.id.clone()), &m.header, &m.body);
         }
         if let Err((header, problem)) = self.check_param_headers(&head.headers, &request) {
-            return reject::header_mismatch(Some(request.id().clone()), &header, &problem);
+            return reject::header_mismatch(Some(request.id.clone()), &header, &problem);
         }
         // A name with control characters is refused before it reaches a log or a handler.
-        if let Some(field) = tessera_protocol::name_param(request.method())
+        if let Some(field) = tessera_protocol::name_param(&request.method)
             && request
                 .target()
                 .is_some_and(|t| t.chars().any(char::is_control))
         {
             let error = tessera_server::ServerError::invalid_params(format!(
                 "Invalid {} request: params.{field} contains control characters",
-                request.method()
+                request.method
             ));
             return reject::rpc_error(
                 status_for(&error),
-                Some(request.id().clone()),
+                Some(request.id.clone()),
                 error.to_error_object(),
             );
         }
@@ -456,9 +347,9 @@ impl McpEndpoint {
     fn check_param_headers(
         &self,
         headers: &http::HeaderMap,
-        request: &Incoming,
+        request: &Request,
     ) -> Result<(), (String, String)> {
-        if request.method() != "tools/call" {
+        if request.method != "tools/call" {
             return Ok(());
         }
         let Some(tool) = request.target().and_then(|name| self.server.tool(name)) else {
@@ -482,28 +373,23 @@ impl McpEndpoint {
         Ok(())
     }
 
-    async fn dispatch(&self, request: Incoming, facts: RequestFacts) -> Response<McpBody> {
+    async fn dispatch(&self, request: Request, facts: RequestFacts) -> Response<McpBody> {
         let log = RequestLog::new(
-            request.method(),
+            &request.method,
             request.target(),
-            request.id(),
+            &request.id,
             self.options.access_log.as_ref(),
         );
         let legacy = facts.legacy_version().is_some();
         let server = Arc::clone(&self.server);
-        let id = request.id().clone();
+        let id = request.id.clone();
         let registration = self.in_flight.register(facts.principal.as_deref(), &id);
         let span = tracing::info_span!("mcp_request", method = %log.method, target = %log.target, id = %log.id);
         let running = Running::new(move |sink| {
             let facts = facts.with_notifications(sink);
             Box::pin(tracing::Instrument::instrument(
                 async move {
-                    let served = registration.run(async move {
-                        match request {
-                            Incoming::General(r) => server.handle(r, facts).await,
-                            Incoming::Enveloped(r) => server.handle_enveloped(*r, facts).await,
-                        }
-                    });
+                    let served = registration.run(server.serve(request, facts));
                     served.await.unwrap_or(tessera_server::Handled {
                         id,
                         result: Err(tessera_server::ServerError::Cancelled),
@@ -655,13 +541,14 @@ pub(crate) struct Caller {
 }
 
 impl Caller {
-    /// The facts of a modern request from this caller.
-    fn facts(self) -> RequestFacts {
+    /// The facts of a modern request from this caller, with the endpoint's task runtime.
+    fn facts(self, options: &EndpointOptions) -> RequestFacts {
         RequestFacts {
             era: tessera_server::Era::Modern,
             principal: self.principal,
             auth: self.auth,
             notifications: None,
+            tasks: options.task_runtime.clone(),
         }
     }
 }
@@ -669,46 +556,6 @@ impl Caller {
 fn unsupported(id: Option<RequestId>, requested: Option<String>) -> Response<McpBody> {
     let error = tessera_server::ServerError::UnsupportedVersion { requested };
     reject::rpc_error(StatusCode::BAD_REQUEST, id, error.to_error_object())
-}
-
-/// A request on its way to the server: parsed by the general path, or read in one pass.
-enum Incoming {
-    General(JsonRpcRequest<Value>),
-    Enveloped(Box<EnvelopedRequest>),
-}
-
-impl Incoming {
-    fn method(&self) -> &str {
-        match self {
-            Self::General(r) => &r.method,
-            Self::Enveloped(r) => &r.method,
-        }
-    }
-
-    fn id(&self) -> &RequestId {
-        match self {
-            Self::General(r) => &r.id,
-            Self::Enveloped(r) => &r.id,
-        }
-    }
-
-    /// A `params` member.
-    fn param(&self, field: &str) -> Option<&Value> {
-        match self {
-            Self::General(r) => r.params.as_ref()?.get(field),
-            Self::Enveloped(r) => r.params.get(field),
-        }
-    }
-
-    /// The tool or prompt name, or the resource URI, for the methods that have one.
-    fn target(&self) -> Option<&str> {
-        let field = tessera_protocol::name_param(self.method())?;
-        match self {
-            Self::General(r) => r.params.as_ref()?.get(field),
-            Self::Enveloped(r) => r.params.get(field),
-        }
-        .and_then(Value::as_str)
-    }
 }
 
 #[cfg(test)]

@@ -22,10 +22,8 @@
 mod access_log;
 mod auth;
 mod body;
-mod clock;
 mod deadline;
 mod endpoint;
-mod era;
 mod headers;
 mod host;
 mod in_flight;

@@ -26,10 +26,11 @@ pub struct EndpointOptions {
     pub(crate) allowed_origins: Vec<String>,
     pub(crate) cors: bool,
     pub(crate) body_limit: usize,
-    pub(crate) max_json_values: usize,
+    pub(crate) intake: tessera_server::intake::Limits,
     pub(crate) body_bytes_in_flight: usize,
     pub(crate) large_bodies_at_once: usize,
     pub(crate) authenticate: Option<Arc<dyn Authenticate>>,
+    pub(crate) task_runtime: Option<Arc<dyn tessera_server::TaskRuntime>>,
     /// Where each request's log line goes instead of `tracing`.
     pub(crate) access_log: Option<Arc<dyn crate::AccessLog>>,
     /// RFC 9728 metadata served at the well-known paths, when the endpoint is protected.
@@ -46,10 +47,15 @@ impl Default for EndpointOptions {
             allowed_origins: Vec::new(),
             cors: true,
             body_limit: 1024 * 1024,
-            max_json_values: 20_000,
+            intake: tessera_server::intake::Limits::default(),
             body_bytes_in_flight: 64 * 1024 * 1024,
             large_bodies_at_once: 2,
             authenticate: None,
+            // Serving with hyper is serving on tokio; elsewhere (Workers) none.
+            #[cfg(feature = "server")]
+            task_runtime: Some(Arc::new(tessera_tokio::TokioTasks)),
+            #[cfg(not(feature = "server"))]
+            task_runtime: None,
             protected_resource: None,
             access_log: None,
         }
@@ -115,7 +121,7 @@ impl EndpointOptions {
     /// Most JSON values (objects, arrays, strings, numbers… at any depth) a
     /// request body may hold (default 20,000; more get 413 before any is built).
     pub fn max_json_values(mut self, values: usize) -> Self {
-        self.max_json_values = values;
+        self.intake.max_json_values = values;
         self
     }
 
@@ -182,6 +188,13 @@ impl EndpointOptions {
     /// Authenticates every request before it is parsed.
     pub fn authenticate(mut self, auth: impl Authenticate + 'static) -> Self {
         self.authenticate = Some(Arc::new(auth));
+        self
+    }
+
+    /// Where calls that go on as tasks run (default: tokio with the `server`
+    /// feature, none without it, which serves no tasks).
+    pub fn task_runtime(mut self, runtime: Arc<dyn tessera_server::TaskRuntime>) -> Self {
+        self.task_runtime = Some(runtime);
         self
     }
 }

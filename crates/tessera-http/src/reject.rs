@@ -5,6 +5,7 @@ use http::{HeaderValue, Response, StatusCode, header};
 use serde_json::{Value, json};
 use tessera_protocol::{ErrorObject, JsonRpcErrorResponse, RequestId};
 use tessera_server::ServerError;
+use tessera_server::intake::{Refusal, RefusalKind};
 
 use crate::McpBody;
 
@@ -97,16 +98,18 @@ pub(crate) fn error(
 
 /// 413 for a body over `limit` bytes.
 pub(crate) fn too_large(limit: usize) -> Response<McpBody> {
-    error(
-        StatusCode::PAYLOAD_TOO_LARGE,
-        None,
-        tessera_protocol::TRANSPORT_ERROR,
-        format!("Payload Too Large: the body limit is {limit} bytes"),
-        None,
-    )
+    refusal(&Refusal::new(RefusalKind::TooLarge(limit), None))
 }
 
-/// A -32020 header mismatch.
+/// The intake's refusal of a body: 413 for what is too large, else 400.
+pub(crate) fn refusal(refusal: &Refusal) -> Response<McpBody> {
+    let status = match refusal.kind() {
+        RefusalKind::TooLarge(_) | RefusalKind::TooManyValues(_) => StatusCode::PAYLOAD_TOO_LARGE,
+        _ => StatusCode::BAD_REQUEST,
+    };
+    rpc_error(status, refusal.id().cloned(), refusal.to_error_object())
+}
+
 pub(crate) fn header_mismatch(
     id: Option<RequestId>,
     header: &str,

@@ -256,7 +256,7 @@ where
     }
 }
 
-pub use tessera_server::{graceful_shutdown, shutdown_signal};
+pub use tessera_tokio::{graceful_shutdown, shutdown_signal};
 
 #[cfg(test)]
 mod tests {

@@ -29,28 +29,35 @@ where
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
         let endpoint = self.clone();
-        Box::pin(async move {
-            let (head, body) = request.into_parts();
-            let mut response = match endpoint.check_head(&head) {
-                Some(refusal) => refusal,
-                // Authenticate before reading a byte of the body.
-                None => match endpoint.authenticate(&head).await {
-                    Err(refusal) => refusal,
-                    Ok(principal) => match endpoint.read_body(&head, body).await {
-                        Ok((bytes, _reservation)) => {
-                            endpoint.handle_body(&head, principal, bytes).await
-                        }
-                        Err(refusal) => refusal,
-                    },
-                },
-            };
-            endpoint.add_cors(&head, &mut response);
-            Ok(response)
-        })
+        Box::pin(async move { Ok(endpoint.respond(request).await) })
     }
 }
 
 impl McpEndpoint {
+    /// The check ladder, the one entry every way of serving uses (hyper,
+    /// tower, Workers, [`handle`](McpEndpoint::handle)): the head checks,
+    /// authentication before a byte of the body is read, the body within
+    /// its limits, then the message.
+    pub async fn respond<B>(&self, request: Request<B>) -> Response<McpBody>
+    where
+        B: http_body::Body,
+        B::Error: std::error::Error + Send + Sync + 'static,
+    {
+        let (head, body) = request.into_parts();
+        let mut response = match self.check_head(&head) {
+            Some(refusal) => refusal,
+            None => match self.authenticate(&head).await {
+                Err(refusal) => refusal,
+                Ok(caller) => match self.read_body(&head, body).await {
+                    Ok((bytes, _reservation)) => self.handle_body(&head, caller, bytes).await,
+                    Err(refusal) => refusal,
+                },
+            },
+        };
+        self.add_cors(&head, &mut response);
+        response
+    }
+
     /// Reads a request body within the body limit and the endpoint-wide budget
     /// of body bytes in flight; the reservation is held while the body lives.
     async fn read_body<B>(

@@ -30,7 +30,7 @@ pub(crate) struct RequestLog {
     pub method: String,
     pub target: String,
     pub id: String,
-    pub started: crate::clock::Started,
+    pub started: tessera_protocol::clock::Instant,
     /// Where the line goes instead of `tracing`, when the endpoint has an access log.
     pub access: Option<Arc<dyn crate::AccessLog>>,
 }
@@ -43,7 +43,7 @@ impl RequestLog {
         id: &RequestId,
         access: Option<&Arc<dyn crate::AccessLog>>,
     ) -> Self {
-        let started = crate::clock::start();
+        let started = tessera_protocol::clock::Instant::now();
         if access.is_none() && !tracing::enabled!(tracing::Level::INFO) {
             return Self {
                 method: String::new(),
@@ -65,7 +65,7 @@ impl RequestLog {
     }
 
     pub(crate) fn finish(&mut self, status: StatusCode, outcome: &'static str, code: Option<i32>) {
-        let latency = crate::clock::elapsed(self.started);
+        let latency = self.started.elapsed();
         if let Some(access) = self.access.take() {
             // Handed over whole: formatting and writing happen off the request path.
             access.record(crate::AccessRecord {
@@ -76,7 +76,7 @@ impl RequestLog {
                 outcome,
                 code,
                 latency,
-                at: crate::clock::wall(),
+                at: tessera_protocol::clock::SystemTime::now(),
             });
             return;
         }
@@ -273,7 +273,7 @@ impl Drop for EventStream {
             tracing::info!(
                 method = %self.log.method,
                 id = %self.log.id,
-                latency_us = crate::clock::elapsed(self.log.started).as_micros() as u64,
+                latency_us = self.log.started.elapsed().as_micros() as u64,
                 "client went away mid-stream; handler cancelled"
             );
         }

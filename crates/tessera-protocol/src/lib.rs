@@ -22,21 +22,17 @@
 
 mod boxed_future;
 mod capabilities;
+pub mod clock;
 mod completion;
 mod content;
 mod discover;
-mod duplicate_member;
 mod elicitation;
-mod enveloped;
 mod error_code;
 mod form;
 mod header_value;
 mod input;
-mod json_values;
 mod jsonrpc;
 mod legacy;
-#[cfg(feature = "lines")]
-mod line_reader;
 mod meta;
 mod notifications;
 mod param_header;
@@ -57,18 +53,13 @@ pub use capabilities::*;
 pub use completion::*;
 pub use content::*;
 pub use discover::*;
-pub use duplicate_member::{DuplicateMember, first_duplicate_member};
 pub use elicitation::*;
-pub use enveloped::EnvelopedRequest;
 pub use error_code::*;
 pub use form::*;
 pub use header_value::*;
 pub use input::*;
-pub use json_values::count_json_values;
 pub use jsonrpc::*;
 pub use legacy::*;
-#[cfg(feature = "lines")]
-pub use line_reader::{Line, LineReader};
 pub use meta::*;
 pub use notifications::*;
 pub use param_header::{ParamHeader, param_headers};

@@ -49,14 +49,24 @@ impl fmt::Debug for SchemaValidator {
 }
 
 /// Why a schema cannot be used (found when it is compiled).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("schema at {at}: {problem}")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnusableSchema {
     /// Where in the schema (a JSON Pointer; empty for the root).
     pub at: String,
     /// What is wrong with it.
     pub problem: String,
 }
+
+impl fmt::Display for UnusableSchema {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.at.as_str() {
+            "" => f.write_str(&self.problem),
+            at => write!(f, "{} (at {at})", self.problem),
+        }
+    }
+}
+
+impl std::error::Error for UnusableSchema {}
 
 /// Where a value fails its schema, and which rule it breaks.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -342,7 +342,7 @@ impl McpServerBuilder {
             result_meta,
             app_state: Arc::new(self.app_state),
             bus,
-            ending: tokio::sync::watch::Sender::new(false),
+            ending: crate::latch::Latch::default(),
         })
     }
 }

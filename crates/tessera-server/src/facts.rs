@@ -58,6 +58,8 @@ pub struct RequestFacts {
     pub auth: Option<AuthInfo>,
     /// Where progress and log notifications go; `None` drops them.
     pub notifications: Option<NotificationSink>,
+    /// Where a call that goes on as a task runs; `None`: no tasks.
+    pub tasks: Option<std::sync::Arc<dyn crate::TaskRuntime>>,
 }
 
 impl RequestFacts {
@@ -95,6 +97,12 @@ impl RequestFacts {
         self
     }
 
+    /// The same facts with a runtime for tasks.
+    pub fn with_task_runtime(mut self, runtime: std::sync::Arc<dyn crate::TaskRuntime>) -> Self {
+        self.tasks = Some(runtime);
+        self
+    }
+
     /// The legacy version, when the request is initialize-era.
     pub fn legacy_version(&self) -> Option<&str> {
         match &self.era {
@@ -111,6 +119,7 @@ impl std::fmt::Debug for RequestFacts {
             .field("principal", &self.principal)
             .field("auth", &self.auth)
             .field("notifications", &self.notifications.is_some())
+            .field("tasks", &self.tasks.is_some())
             .finish()
     }
 }

@@ -42,14 +42,15 @@ mod change_bus;
 mod completion;
 mod context;
 mod dispatch;
-mod envelope;
 mod error;
 mod facts;
 mod form;
 mod handler;
 mod handler_error;
+pub mod intake;
 mod interrupt;
 mod json_schema;
+mod latch;
 mod legacy;
 mod notifier;
 mod notify;
@@ -59,8 +60,7 @@ mod question;
 mod resource;
 mod response;
 mod server;
-#[cfg(feature = "signal")]
-mod shutdown;
+mod task_runtime;
 mod task_store;
 mod tool;
 
@@ -72,7 +72,6 @@ pub use change_bus::{BusError, BusEvent, ChangeBus, ChangeListener, MemoryBus, S
 pub use completion::{IntoCompletion, PartialArgument};
 pub use context::Context;
 pub use dispatch::Handled;
-pub use envelope::check_envelope;
 pub use error::{RequestStateFailure, ServerError};
 pub use facts::{AuthInfo, Era, RequestFacts};
 pub use form::{Form, FormChoice, FormValue};
@@ -85,8 +84,7 @@ pub use prompt::{PromptArguments, PromptDef};
 pub use resource::{ResourceDef, ResourceTemplateDef, TemplateVariables};
 pub use response::{IntoPromptResult, IntoResourceResult, IntoToolResult, Json};
 pub use server::{CacheHint, McpServer};
-#[cfg(feature = "signal")]
-pub use shutdown::{graceful_shutdown, shutdown_signal};
+pub use task_runtime::TaskRuntime;
 pub use task_store::{DEFAULT_POLL_INTERVAL, DEFAULT_TASK_TTL, MAX_KEPT_TASKS, MAX_LIVE_TASKS};
 pub use tessera_protocol::BoxFuture;
 pub use tool::{TaskSupport, ToolDef};

@@ -75,7 +75,7 @@ pub struct McpServer {
     /// Where changes travel to `subscriptions/listen` streams.
     pub(crate) bus: Arc<dyn crate::ChangeBus>,
     /// Set once: every open subscription ends gracefully.
-    pub(crate) ending: tokio::sync::watch::Sender<bool>,
+    pub(crate) ending: crate::latch::Latch,
 }
 
 impl McpServer {
@@ -91,7 +91,7 @@ impl McpServer {
     /// its result, then its stream closes), and every later one at once: call
     /// it when shutting down, before waiting for connections to close.
     pub fn end_subscriptions(&self) {
-        self.ending.send_replace(true);
+        self.ending.set();
     }
 
     /// Starts building a server named `name` at `version`.

@@ -7,12 +7,13 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
+use event_listener::Event;
 use indexmap::IndexMap;
 use serde_json::Value;
+use tessera_protocol::clock::SystemTime;
 use tessera_protocol::{ErrorObject, InputRequest, JsonObject, Rfc3339, Task, TaskStatus};
-use tokio::sync::{Notify, watch};
 
 use crate::question::Asked;
 
@@ -39,9 +40,9 @@ pub(crate) struct TaskEntry {
     created: SystemTime,
     state: Mutex<TaskState>,
     /// Woken when answers complete the outstanding questions.
-    pub(crate) answered: Notify,
+    pub(crate) answered: Event,
     /// Set once the task is cancelled.
-    pub(crate) cancelled: watch::Sender<bool>,
+    pub(crate) cancelled: crate::latch::Latch,
 }
 
 struct TaskState {
@@ -91,7 +92,7 @@ impl TaskStore {
             let keep = now.duration_since(t.created).unwrap_or_default() < self.ttl;
             if !keep {
                 // An expired task's driver stops too.
-                t.cancelled.send_replace(true);
+                t.cancelled.set();
             }
             keep
         });
@@ -116,8 +117,8 @@ impl TaskStore {
                 result: None,
                 error: None,
             }),
-            answered: Notify::new(),
-            cancelled: watch::Sender::new(false),
+            answered: Event::new(),
+            cancelled: crate::latch::Latch::default(),
         });
         tasks.insert(id.clone(), Arc::clone(&entry));
         Ok((id, entry))
@@ -196,7 +197,7 @@ impl TaskEntry {
             s.message = Some("Cancelled at the client's request.".into());
             s.pending.clear();
         });
-        self.cancelled.send_replace(true);
+        self.cancelled.set();
     }
 
     /// Waits for answers to `questions` (keys new to this task).
@@ -229,7 +230,7 @@ impl TaskEntry {
             state.message = None;
             state.updated = SystemTime::now();
             drop(state);
-            self.answered.notify_one();
+            self.answered.notify(usize::MAX);
         }
     }
 

@@ -111,6 +111,6 @@ fn a_tool_whose_input_schema_cannot_be_compiled_is_refused_at_build() {
                 .input_schema(schema.as_object().unwrap().clone()),
         )
         .build();
-    let error = built.err().expect("refused").to_string();
+    let error = built.err().map(|e| e.to_string()).unwrap_or_default();
     assert!(error.contains("inputSchema cannot be checked"), "{error}");
 }

@@ -115,7 +115,21 @@ async fn send(
         Some(p) => RequestFacts::modern().with_principal(p),
         None => RequestFacts::modern(),
     };
+    let facts = facts.with_task_runtime(std::sync::Arc::new(Tokio));
     server.handle(request, facts).await.to_json()
+}
+
+/// The runtime tasks run on, as a tokio transport gives it.
+struct Tokio;
+
+impl tessera_server::TaskRuntime for Tokio {
+    fn spawn(&self, work: tessera_server::BoxFuture<'static, ()>) {
+        tokio::spawn(work);
+    }
+
+    fn sleep(&self, duration: std::time::Duration) -> tessera_server::BoxFuture<'static, ()> {
+        Box::pin(tokio::time::sleep(duration))
+    }
 }
 
 async fn call(server: &McpServer, name: &str, arguments: Value) -> Value {
@@ -389,7 +403,7 @@ async fn tool_errors_complete_and_protocol_errors_fail() {
         failed["error"]["message"]
             .as_str()
             .unwrap()
-            .contains("/n: expected integer")
+            .contains("/n: \"one\" is not of type \"integer\"")
     );
     assert!(failed.get("result").is_none());
 }

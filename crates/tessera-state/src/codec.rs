@@ -13,13 +13,13 @@ use serde::de::DeserializeOwned;
 use subtle::ConstantTimeEq as _;
 
 use crate::binding::Binding;
-use crate::clock::unix_now;
 use crate::error::{ConfigError, OpenError, SealError};
 use crate::key::{KeyId, KeyRing};
 use crate::mode::SealMode;
 use crate::subkey::SubKeys;
 use crate::ticket::{CLAIMS_LEN, Claims, Opened, TICKET_ID_BYTES};
 use crate::token::{self, B64, MAC_LEN, NONCE_LEN, Parts, TAG_LEN, b64_len};
+use tessera_protocol::clock::unix_seconds as unix_now;
 
 /// Time to live of a ticket unless configured otherwise: 600 seconds.
 pub const DEFAULT_TTL: Duration = Duration::from_secs(600);

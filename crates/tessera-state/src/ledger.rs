@@ -15,8 +15,8 @@ use std::collections::{BTreeSet, HashSet};
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use crate::clock::unix_now;
 use crate::error::LedgerError;
+use tessera_protocol::clock::unix_seconds as unix_now;
 
 /// The future a [`TicketLedger`] returns.
 pub type LedgerFuture<'a> = tessera_protocol::BoxFuture<'a, Result<(), LedgerError>>;

@@ -65,7 +65,6 @@
 
 mod binding;
 mod canonical;
-mod clock;
 mod codec;
 mod error;
 mod key;

@@ -15,6 +15,7 @@ use tessera_protocol::{
     JsonRpcErrorResponse, JsonRpcRequest, JsonRpcVersion, LATEST_PROTOCOL_VERSION,
     PROTOCOL_VERSION_KEY, RequestId, ResultType,
 };
+use tessera_server::intake::Request;
 use tessera_server::{McpServer, RequestFacts, to_legacy_shape};
 
 use crate::legacy_session::LegacySession;
@@ -38,11 +39,9 @@ pub(crate) struct Bridge<'a> {
 
 impl Bridge<'_> {
     /// Serves `request` to the end; `None` when the client went away mid-call.
-    pub(crate) async fn serve(self, request: JsonRpcRequest<Value>) -> Option<Vec<u8>> {
-        let JsonRpcRequest {
-            id, method, params, ..
-        } = request;
-        let mut params = match params {
+    pub(crate) async fn serve(self, request: Request) -> Option<Vec<u8>> {
+        let (id, method) = (request.id.clone(), request.method.clone());
+        let mut params = match request.into_params() {
             Some(Value::Object(o)) => o,
             _ => Map::new(),
         };

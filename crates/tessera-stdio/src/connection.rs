@@ -3,13 +3,13 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use serde_json::Value;
 use tessera_protocol::{
-    CANCELLED_NOTIFICATION, ErrorObject, INITIALIZE, INTERNAL_ERROR, INVALID_REQUEST,
-    JsonRpcErrorResponse, JsonRpcMessage, JsonRpcRequest, Line, LineReader, MessageError,
-    PARSE_ERROR, PROTOCOL_VERSION_KEY, RequestId, TRANSPORT_ERROR,
+    ErrorObject, INITIALIZE, INTERNAL_ERROR, INVALID_REQUEST, JsonRpcErrorResponse, RequestId,
+    TRANSPORT_ERROR,
 };
+use tessera_server::intake::{self, Message, Refusal, RefusalKind, Request, RequestEra};
 use tessera_server::{McpServer, NotificationSink, RequestFacts};
+use tessera_tokio::{Line, LineReader};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::task::{AbortHandle, JoinSet};
 
@@ -82,30 +82,34 @@ where
         let bytes = match line {
             Ok(Line::Message(bytes)) => bytes,
             Ok(Line::End) => break None,
-            Ok(Line::TooLong(len)) => {
-                let message = format!(
-                    "Request too large: a message of {len} bytes; the limit is {} bytes per line",
-                    shared.options.max_line_bytes
-                );
-                reply_error(&shared.outbox, None, INVALID_REQUEST, message).await;
+            Ok(Line::TooLong) => {
+                let limit = shared.options.max_line_bytes;
+                refuse(
+                    &shared.outbox,
+                    &Refusal::new(RefusalKind::TooLarge(limit), None),
+                )
+                .await;
                 continue;
             }
             Err(e) => break Some(e),
         };
-        let request = match read_message(&bytes) {
+        let request = match read_message(&bytes, &shared.options.intake) {
             Ok(Some(request)) => request,
             Ok(None) => continue,
-            Err((id, code, message)) => {
-                reply_error(&shared.outbox, id, code, message).await;
+            Err(refusal) => {
+                refuse(&shared.outbox, &refusal).await;
                 continue;
             }
         };
         match request {
             Incoming::Request(request) => {
                 let legacy = era_of(&request, &mut session);
-                let facts = legacy.as_ref().map_or_else(RequestFacts::modern, |s| {
-                    RequestFacts::legacy(s.version.clone())
-                });
+                let facts = legacy
+                    .as_ref()
+                    .map_or_else(RequestFacts::modern, |s| {
+                        RequestFacts::legacy(s.version.clone())
+                    })
+                    .with_task_runtime(Arc::new(tessera_tokio::TokioTasks));
                 start(&shared, &in_flight, &mut tasks, request, facts, legacy).await;
             }
             Incoming::Cancelled(id) => {
@@ -175,57 +179,36 @@ where
 
 /// A message read from the input, sorted for the loop.
 enum Incoming {
-    Request(JsonRpcRequest<Value>),
+    Request(Request),
     Cancelled(RequestId),
     Notification(String),
-    Response(tessera_protocol::JsonRpcResponse<Value>),
+    Response(tessera_protocol::JsonRpcResponse<serde_json::Value>),
     /// Shaped like a response (no method) but not a valid one, with its id if it has one.
     BadResponse(Option<RequestId>),
 }
 
-type Refusal = (Option<RequestId>, i32, String);
-
-/// Parses one line; `Ok(None)` for a notification needing nothing.
-fn read_message(bytes: &[u8]) -> Result<Option<Incoming>, Refusal> {
-    let value: Value = serde_json::from_slice(bytes).map_err(|e| {
-        (
-            None,
-            PARSE_ERROR,
-            format!("Parse error: the line is not valid JSON ({e})"),
-        )
-    })?;
-    let id_hint = value.get("id").and_then(RequestId::from_value);
-    let response_shaped = value.get("method").is_none()
-        && (value.get("result").is_some() || value.get("error").is_some());
-    let message = match JsonRpcMessage::from_value(value) {
-        Err(_) if response_shaped => return Ok(Some(Incoming::BadResponse(id_hint))),
-        other => other,
-    };
-    let message = message.map_err(|e| {
-        let message = match e {
-            MessageError::Batch => {
-                "Invalid Request: JSON-RPC batches are not supported; send one message per line"
-                    .to_owned()
-            }
-            e => format!("Invalid Request: the line is not a valid JSON-RPC message: {e}"),
-        };
-        (id_hint, INVALID_REQUEST, message)
-    })?;
-    Ok(Some(match message {
-        JsonRpcMessage::Request(r) => Incoming::Request(r),
-        JsonRpcMessage::Response(r) => Incoming::Response(r),
-        JsonRpcMessage::Notification(n) if n.method == CANCELLED_NOTIFICATION => {
-            match n
-                .params
-                .as_ref()
-                .and_then(|p| p.get("requestId"))
-                .and_then(RequestId::from_value)
-            {
-                Some(id) => Incoming::Cancelled(id),
-                None => return Ok(None),
-            }
+/// Reads one line through the intake; `Ok(None)` for a notification needing nothing.
+fn read_message(bytes: &[u8], limits: &intake::Limits) -> Result<Option<Incoming>, Refusal> {
+    let message = match intake::read(bytes, limits) {
+        Ok(message) => message,
+        Err(refusal) if matches!(refusal.kind(), RefusalKind::InvalidResponse(_)) => {
+            return Ok(Some(Incoming::BadResponse(refusal.id().cloned())));
         }
-        JsonRpcMessage::Notification(n) => Incoming::Notification(n.method),
+        Err(refusal) => return Err(refusal),
+    };
+    Ok(Some(match message {
+        Message::Request(r) => Incoming::Request(r),
+        Message::Response(r) => Incoming::Response(r),
+        Message::Notification(n) if n.method == tessera_protocol::CANCELLED_NOTIFICATION => match n
+            .params
+            .as_ref()
+            .and_then(|p| p.get("requestId"))
+            .and_then(RequestId::from_value)
+        {
+            Some(id) => Incoming::Cancelled(id),
+            None => return Ok(None),
+        },
+        Message::Notification(n) => Incoming::Notification(n.method),
     }))
 }
 
@@ -233,19 +216,14 @@ fn read_message(bytes: &[u8]) -> Result<Option<Incoming>, Refusal> {
 /// the 2026-07-28 envelope is modern even on a connection that initialized;
 /// `initialize` opens (or reopens) the connection's legacy session.
 fn era_of(
-    request: &JsonRpcRequest<Value>,
+    request: &Request,
     session: &mut Option<Arc<LegacySession>>,
 ) -> Option<Arc<LegacySession>> {
-    let params = request.params.as_ref();
-    let modern = params
-        .and_then(|p| p.get("_meta"))
-        .and_then(|m| m.get(PROTOCOL_VERSION_KEY))
-        .is_some();
-    if modern {
+    if request.era(None) == RequestEra::Modern {
         return None;
     }
     if request.method == INITIALIZE {
-        let opened = Arc::new(LegacySession::from_initialize(params));
+        let opened = Arc::new(LegacySession::from_initialize(&request.params));
         tracing::info!(version = %opened.version, "initialize-era client");
         *session = Some(Arc::clone(&opened));
         return Some(opened);
@@ -258,7 +236,7 @@ async fn start(
     shared: &Arc<Shared>,
     in_flight: &Arc<Mutex<InFlight>>,
     tasks: &mut JoinSet<()>,
-    request: JsonRpcRequest<Value>,
+    request: Request,
     facts: RequestFacts,
     legacy: Option<Arc<LegacySession>>,
 ) {
@@ -307,7 +285,7 @@ async fn start(
 /// One request's response: through the bridge for an initialize-era call that may ask.
 async fn serve_request(
     shared: &Shared,
-    request: JsonRpcRequest<Value>,
+    request: Request,
     facts: RequestFacts,
     legacy: Option<Arc<LegacySession>>,
 ) -> Option<Vec<u8>> {
@@ -320,7 +298,9 @@ async fn serve_request(
                 outbox: &shared.outbox,
                 peer: &shared.peer,
                 session: &session,
-                facts: RequestFacts::modern().with_notifications(sink),
+                facts: RequestFacts::modern()
+                    .with_notifications(sink)
+                    .with_task_runtime(Arc::new(tessera_tokio::TokioTasks)),
                 options: &shared.options,
             }
             .serve(request)
@@ -329,7 +309,7 @@ async fn serve_request(
         _ => Some(
             shared
                 .server
-                .handle(request, facts.with_notifications(sink))
+                .serve(request, facts.with_notifications(sink))
                 .await
                 .to_bytes(),
         ),
@@ -364,6 +344,14 @@ async fn finished(
         let message = "Internal error: the handler failed unexpectedly (see the server's log)";
         reply_error(&shared.outbox, id, INTERNAL_ERROR, message.into()).await;
     }
+}
+
+/// The intake's refusal of a line.
+async fn refuse(outbox: &Outbox, refusal: &Refusal) {
+    let response = JsonRpcErrorResponse::new(refusal.id().cloned(), refusal.to_error_object());
+    outbox
+        .send(serde_json::to_vec(&response).unwrap_or_default())
+        .await;
 }
 
 async fn reply_error(outbox: &Outbox, id: Option<RequestId>, code: i32, message: String) {

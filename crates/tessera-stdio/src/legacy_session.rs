@@ -16,8 +16,8 @@ pub(crate) struct LegacySession {
 
 impl LegacySession {
     /// Reads the session from `initialize` params.
-    pub(crate) fn from_initialize(params: Option<&Value>) -> Self {
-        let field = |key: &str| params.and_then(|p| p.get(key));
+    pub(crate) fn from_initialize(params: &serde_json::Map<String, Value>) -> Self {
+        let field = |key: &str| params.get(key);
         // The same revision the server's `initialize` answer agrees to.
         let version =
             agreed_legacy_version(field("protocolVersion").and_then(Value::as_str)).to_owned();
@@ -46,7 +46,8 @@ mod tests {
 
     #[test]
     fn reads_the_handshake_and_falls_back_to_our_newest_legacy_version() {
-        let s = LegacySession::from_initialize(Some(&json!({
+        let params = |v: Value| v.as_object().cloned().unwrap();
+        let s = LegacySession::from_initialize(&params(json!({
             "protocolVersion": "2025-06-18",
             "capabilities": {"elicitation": {}},
             "clientInfo": {"name": "c", "version": "1"}
@@ -54,7 +55,7 @@ mod tests {
         assert_eq!(s.version, "2025-06-18");
         assert_eq!(s.capabilities, json!({"elicitation": {}}));
         assert!(!s.knows_elicitation_mode());
-        let s = LegacySession::from_initialize(Some(&json!({"protocolVersion": "1999-01-01"})));
+        let s = LegacySession::from_initialize(&params(json!({"protocolVersion": "1999-01-01"})));
         assert_eq!(s.version, tessera_protocol::LEGACY_PROTOCOL_VERSIONS[0]);
         assert_eq!(s.capabilities, json!({}));
         assert!(s.client_info.is_none());

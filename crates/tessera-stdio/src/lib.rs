@@ -32,7 +32,7 @@ use std::sync::Arc;
 pub use connection::serve_connection;
 pub use options::StdioOptions;
 use tessera_server::McpServer;
-pub use tessera_server::shutdown_signal;
+pub use tessera_tokio::shutdown_signal;
 
 /// Serves `server` on this process's stdin and stdout until stdin ends, or
 /// SIGTERM or Ctrl-C arrives.

@@ -7,6 +7,8 @@ use std::time::Duration;
 pub struct StdioOptions {
     /// Longest line (one message) read, in bytes (default 1 MiB, as the HTTP body limit).
     pub max_line_bytes: usize,
+    /// What one message may cost to read (default: the intake's, as over HTTP).
+    pub intake: tessera_server::intake::Limits,
     /// Requests served at once; one more is answered "busy" (default 64).
     pub max_in_flight: usize,
     /// How long requests still running at end of input may finish (default 5 s).
@@ -22,6 +24,7 @@ impl Default for StdioOptions {
     fn default() -> Self {
         Self {
             max_line_bytes: 1024 * 1024,
+            intake: tessera_server::intake::Limits::default(),
             max_in_flight: 64,
             shutdown_grace: Duration::from_secs(5),
             max_bridge_rounds: 16,

@@ -234,7 +234,7 @@ async fn an_over_long_line_is_refused_without_being_buffered() {
         e["error"]["message"]
             .as_str()
             .unwrap()
-            .contains("the limit is 1000 bytes")
+            .contains("at most 1000 bytes")
     );
     pipe.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list",
         "params": {"_meta": modern_meta(json!({}))}}))

@@ -51,7 +51,7 @@ impl McpServer {
         // Registered before the acknowledgement goes out, so no change made in
         // between is missed; held back until it has, so none comes before it.
         let gate = Arc::new(Mutex::new(Gate::Held(Vec::new())));
-        let lost = Arc::new(tokio::sync::Notify::new());
+        let lost = Arc::new(crate::latch::Latch::default());
         let listener = {
             let (id, lost, gate, sink) = (
                 id.clone(),
@@ -68,7 +68,7 @@ impl McpServer {
                     }
                 }
                 BusEvent::Change(_) => {}
-                BusEvent::Lost => lost.notify_one(),
+                BusEvent::Lost => lost.set(),
             })
         };
         let subscription = self.bus.subscribe(listener);
@@ -85,8 +85,7 @@ impl McpServer {
                 }
             }
         }
-        let mut ending = self.ending.subscribe();
-        first_of(ending.wait_for(|ended| *ended), lost.notified()).await;
+        first_of(self.ending.wait(), lost.wait()).await;
         drop(subscription);
         let result = SubscriptionsListenResult {
             result_type: tessera_protocol::Complete,

@@ -37,21 +37,21 @@ pub(crate) struct Incoming {
 }
 
 impl McpServer {
-    /// Handles one JSON-RPC request and returns its response.
-    pub async fn handle(&self, request: JsonRpcRequest<Value>, facts: RequestFacts) -> Handled {
+    /// Serves one request read by the [intake](crate::intake) and returns its
+    /// response: the one entry every transport uses. A 2026-07-28 request's
+    /// envelope is read here unless the transport read it already
+    /// ([`Request::read_envelope`](crate::intake::Request::read_envelope)).
+    pub async fn serve(&self, mut request: crate::intake::Request, facts: RequestFacts) -> Handled {
         let legacy = facts.era.is_legacy();
-        let JsonRpcRequest {
-            id,
-            method,
-            mut params,
-            ..
-        } = request;
         // Initialize-era requests have no envelope to read.
         let meta = if legacy {
             Ok(Box::default())
         } else {
-            crate::envelope::read_meta(params.as_mut()).map(Box::new)
+            request.modern_meta()
         };
+        let crate::intake::Request {
+            id, method, params, ..
+        } = request;
         let out = match meta {
             Ok(meta) => {
                 let incoming = Incoming {
@@ -59,38 +59,21 @@ impl McpServer {
                     meta,
                     facts,
                 };
-                self.route(&method, params, incoming).await
+                self.route(&method, Some(Value::Object(params)), incoming)
+                    .await
             }
             Err(e) => Err(e),
         };
         self.handled(id, out, legacy)
     }
 
-    /// Handles a modern request whose `_meta` envelope was read while parsing
-    /// ([`EnvelopedRequest::parse`](tessera_protocol::EnvelopedRequest::parse)),
-    /// so dispatch does not read it a second time; transports try this first
-    /// and fall back to [`handle`](McpServer::handle), which names every problem.
-    pub async fn handle_enveloped(
-        &self,
-        request: tessera_protocol::EnvelopedRequest,
-        facts: RequestFacts,
-    ) -> Handled {
-        let tessera_protocol::EnvelopedRequest {
-            id,
-            method,
-            meta,
-            params,
+    /// [`serve`](McpServer::serve) for a request built in code (tests, bridges).
+    pub async fn handle(&self, request: JsonRpcRequest<Value>, facts: RequestFacts) -> Handled {
+        let JsonRpcRequest {
+            id, method, params, ..
         } = request;
-        let legacy = facts.era.is_legacy();
-        let incoming = Incoming {
-            id: id.clone(),
-            meta,
-            facts,
-        };
-        let out = self
-            .route(&method, Some(Value::Object(params)), incoming)
-            .await;
-        self.handled(id, out, legacy)
+        self.serve(crate::intake::Request::new(id, method, params), facts)
+            .await
     }
 
     /// The response to request `id`: serialised, with `serverInfo` in a modern result's `_meta`.

@@ -67,9 +67,11 @@ impl McpServer {
                 message: "this server keeps no tasks".into(),
             });
         };
-        let runtime = tokio::runtime::Handle::try_current().map_err(|_| ServerError::Internal {
-            message: "tasks run on a tokio runtime, and this server has none".into(),
-        })?;
+        let Some(runtime) = ctx.inner.facts.tasks.clone() else {
+            return Err(ServerError::Internal {
+                message: "this transport runs no tasks (it gives no task runtime)".into(),
+            });
+        };
         let (id, entry) = store
             .create(ctx.principal())
             .map_err(|refused| match refused {
@@ -95,7 +97,7 @@ impl McpServer {
             meta: None,
         };
         tracing::info!(task = %id, tool = %tool.tool.name, "task started");
-        runtime.spawn(drive(
+        runtime.spawn(Box::pin(drive(
             id,
             entry,
             tool.clone(),
@@ -103,7 +105,7 @@ impl McpServer {
             origin,
             earlier,
             carry.or(carried),
-        ));
+        )));
         self.finish(created)
     }
 
@@ -251,10 +253,16 @@ async fn drive(
             .collect();
         if questions.is_empty() {
             // A round that only carries state: run again after a short pause.
-            if until_cancelled(
-                &entry,
-                tokio::time::sleep(std::time::Duration::from_millis(50)),
-            )
+            let pause = origin
+                .facts
+                .tasks
+                .as_ref()
+                .map(|runtime| runtime.sleep(std::time::Duration::from_millis(50)));
+            if until_cancelled(&entry, async move {
+                if let Some(pause) = pause {
+                    pause.await;
+                }
+            })
             .await
             .is_none()
             {
@@ -276,14 +284,13 @@ async fn drive(
                 .collect(),
         );
         loop {
+            // Listening before looking: answers given in between still wake us.
+            let answered = entry.answered.listen();
             if let Some((asked, responses)) = entry.take_answers() {
                 fresh = collect(&asked, Some(responses));
                 break;
             }
-            if until_cancelled(&entry, entry.answered.notified())
-                .await
-                .is_none()
-            {
+            if until_cancelled(&entry, answered).await.is_none() {
                 return;
             }
         }
@@ -302,11 +309,7 @@ impl Origin {
 
 /// `work`'s output, or `None` once the task is cancelled (`work` is dropped then).
 async fn until_cancelled<F: Future>(entry: &TaskEntry, work: F) -> Option<F::Output> {
-    let mut cancelled = entry.cancelled.subscribe();
-    let mut stop = pin!(async move {
-        // The sender lives in the entry, which outlives this wait.
-        let _ = cancelled.wait_for(|c| *c).await;
-    });
+    let mut stop = pin!(entry.cancelled.wait());
     let mut work = pin!(work);
     std::future::poll_fn(|cx| {
         if stop.as_mut().poll(cx).is_ready() {

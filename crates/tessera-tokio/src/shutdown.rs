@@ -1,4 +1,4 @@
-//! The signal that ends a server process (feature `signal`, for the transports that run one).
+//! The signal that ends a server process.
 
 /// Completes on Ctrl-C or, on Unix, SIGTERM.
 pub async fn shutdown_signal() {
@@ -27,7 +27,7 @@ pub async fn shutdown_signal() {
 /// Completes on Ctrl-C or SIGTERM, having ended `server`'s open
 /// subscriptions (each gets its result and its stream closes), so that a
 /// graceful shutdown does not wait on them: pass it to `serve`.
-pub async fn graceful_shutdown(server: std::sync::Arc<crate::McpServer>) {
+pub async fn graceful_shutdown(server: std::sync::Arc<tessera_server::McpServer>) {
     shutdown_signal().await;
     server.end_subscriptions();
 }
