@@ -52,6 +52,8 @@ pub struct ToolDef {
     pub(crate) output_check: Option<tessera_protocol::SchemaValidator>,
     /// Whether calls may run as tasks (the tasks extension).
     pub(crate) task_support: TaskSupport,
+    /// What every call's ticket binding starts with (`tools/call` and the name), hashed once.
+    pub(crate) binding: tessera_state::BindingPrefix,
 }
 
 /// Whether a tool's calls may run as tasks (the tasks extension, SEP-2663).
@@ -90,6 +92,7 @@ impl ToolDef {
             },
             R::into_tool_result,
         );
+        let binding = tessera_state::BindingPrefix::new("tools/call", &name);
         Self {
             tool: Tool {
                 name,
@@ -112,6 +115,7 @@ impl ToolDef {
             input_check: None,
             output_check: None,
             task_support: TaskSupport::Forbidden,
+            binding,
         }
     }
 

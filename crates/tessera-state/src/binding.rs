@@ -144,28 +144,7 @@ impl Binding {
         principal: Option<&str>,
         audience: &str,
     ) -> Self {
-        let mut hasher = Sha256::new();
-        put_framed(&mut hasher, BINDING_TAG);
-        put_framed(&mut hasher, method.as_bytes());
-        put_framed(&mut hasher, target.as_bytes());
-        put_framed(&mut hasher, arguments.as_bytes());
-        match principal {
-            None => hasher.update([0u8]),
-            Some(principal) => {
-                hasher.update([1u8]);
-                put_framed(&mut hasher, principal.as_bytes());
-            }
-        }
-        put_framed(&mut hasher, audience.as_bytes());
-        let digest = BindingDigest(hasher.finalize().into());
-        Self {
-            method: method.to_owned(),
-            target: target.to_owned(),
-            arguments,
-            principal: principal.map(str::to_owned),
-            audience: audience.to_owned(),
-            digest,
-        }
+        BindingPrefix::new(method, target).bind_digest(arguments, principal, audience)
     }
 
     /// The JSON-RPC method, e.g. `tools/call`.
@@ -209,6 +188,86 @@ impl fmt::Debug for Binding {
             .field("audience", &self.audience)
             .field("digest", &self.digest)
             .finish()
+    }
+}
+
+/// The part of a [`Binding`] that is the same for every call of one method
+/// on one target, hashed once: a server keeps one per tool and prompt, so a
+/// call hashes only what is its own (the digest is the same as
+/// [`Binding::new`]'s).
+///
+/// ```
+/// use serde_json::json;
+/// use tessera_state::{Binding, BindingPrefix};
+///
+/// let prefix = BindingPrefix::new("tools/call", "increase-counter");
+/// let args = json!({"by": 2});
+/// assert_eq!(
+///     prefix.bind(&args, Some("alice"), "aud").digest(),
+///     Binding::new("tools/call", "increase-counter", &args, Some("alice"), "aud").digest()
+/// );
+/// ```
+#[derive(Clone)]
+pub struct BindingPrefix {
+    method: String,
+    target: String,
+    /// The hash state after the tag, the method and the target.
+    hashed: Sha256,
+}
+
+impl fmt::Debug for BindingPrefix {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BindingPrefix")
+            .field("method", &self.method)
+            .field("target", &self.target)
+            .finish_non_exhaustive()
+    }
+}
+
+impl BindingPrefix {
+    /// The prefix of bindings to `method` on `target`.
+    pub fn new(method: &str, target: &str) -> Self {
+        let mut hashed = Sha256::new();
+        put_framed(&mut hashed, BINDING_TAG);
+        put_framed(&mut hashed, method.as_bytes());
+        put_framed(&mut hashed, target.as_bytes());
+        Self {
+            method: method.to_owned(),
+            target: target.to_owned(),
+            hashed,
+        }
+    }
+
+    /// The binding of a call with `arguments`, by `principal`, for `audience`.
+    pub fn bind(&self, arguments: &Value, principal: Option<&str>, audience: &str) -> Binding {
+        self.bind_digest(ArgumentsDigest::of(arguments), principal, audience)
+    }
+
+    /// [`bind`](Self::bind), with the arguments already digested.
+    pub fn bind_digest(
+        &self,
+        arguments: ArgumentsDigest,
+        principal: Option<&str>,
+        audience: &str,
+    ) -> Binding {
+        let mut hasher = self.hashed.clone();
+        put_framed(&mut hasher, arguments.as_bytes());
+        match principal {
+            None => hasher.update([0u8]),
+            Some(principal) => {
+                hasher.update([1u8]);
+                put_framed(&mut hasher, principal.as_bytes());
+            }
+        }
+        put_framed(&mut hasher, audience.as_bytes());
+        Binding {
+            method: self.method.clone(),
+            target: self.target.clone(),
+            arguments,
+            principal: principal.map(str::to_owned),
+            audience: audience.to_owned(),
+            digest: BindingDigest(hasher.finalize().into()),
+        }
     }
 }
 

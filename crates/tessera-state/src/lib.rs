@@ -75,7 +75,7 @@ mod subkey;
 mod ticket;
 mod token;
 
-pub use binding::{ArgumentsDigest, Binding, BindingDigest};
+pub use binding::{ArgumentsDigest, Binding, BindingDigest, BindingPrefix};
 pub use canonical::canonical_json;
 pub use codec::{
     DEFAULT_MAX_TOKEN_LEN, DEFAULT_TTL, MAX_CLOCK_SKEW_SECS, MAX_TTL, MIN_MAX_TOKEN_LEN,

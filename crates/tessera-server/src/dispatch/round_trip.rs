@@ -125,7 +125,7 @@ impl McpServer {
         let call = MrtrCall {
             kind: "Tool",
             target: name,
-            binding: self.binding("tools/call", name, &arguments, &incoming),
+            binding: self.binding(&tool.binding, &arguments, &incoming),
             single_use: tool.single_use,
             upfront: Some(&tool.upfront),
             reask_invalid: tool.refusal.is_none(),
@@ -179,7 +179,11 @@ impl McpServer {
         let call = MrtrCall {
             kind: "Prompt",
             target: name,
-            binding: self.binding("prompts/get", name, &arguments, &incoming),
+            binding: self.binding(
+                &tessera_state::BindingPrefix::new("prompts/get", name),
+                &arguments,
+                &incoming,
+            ),
             single_use: false,
             upfront: None,
             reask_invalid: true,
@@ -227,7 +231,11 @@ impl McpServer {
         let call = MrtrCall {
             kind: "Resource",
             target: uri,
-            binding: self.binding("resources/read", uri, &Value::Object(Map::new()), &incoming),
+            binding: self.binding(
+                &tessera_state::BindingPrefix::new("resources/read", uri),
+                &Value::Object(Map::new()),
+                &incoming,
+            ),
             single_use: false,
             upfront: None,
             reask_invalid: true,
@@ -254,14 +262,11 @@ impl McpServer {
     /// What a ticket for this request is bound to.
     fn binding(
         &self,
-        method: &str,
-        target: &str,
+        prefix: &tessera_state::BindingPrefix,
         arguments: &Value,
         incoming: &Incoming,
     ) -> Binding {
-        Binding::new(
-            method,
-            target,
+        prefix.bind(
             arguments,
             incoming.facts.principal.as_deref(),
             &self.audience,

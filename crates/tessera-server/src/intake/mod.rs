@@ -23,7 +23,8 @@ use tessera_protocol::{
     JsonRpcVersion, RequestId,
 };
 
-use reader::{Budget, Frame, FrameParams, Shape, read_frame};
+pub(crate) use reader::SentMeta;
+use reader::{Budget, Frame, FrameParams, MetaReading, Pass, Shape, read_frame};
 
 /// What one message may cost before anything is built from it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,18 +70,46 @@ pub enum Message {
 /// assert_eq!((refusal.kind(), refusal.code()), (&RefusalKind::DuplicateParam("name".into()), -32602));
 /// ```
 pub fn read(bytes: &[u8], limits: &Limits) -> Result<Message, Refusal> {
-    let budget = Budget::new(limits.max_json_values);
-    let frame = match read_frame(bytes, &budget) {
-        Ok(frame) => frame,
-        Err(_) if budget.exceeded() => {
-            return Err(Refusal::new(
-                RefusalKind::TooManyValues(limits.max_json_values),
-                None,
-            ));
-        }
-        Err(e) => return Err(Refusal::new(RefusalKind::Parse(e.to_string()), None)),
+    // A value takes at least two bytes (`0,`), so only a larger body can
+    // hold too many: a smaller one has its `_meta` read typed in the pass.
+    let small = bytes.len() / 2 < limits.max_json_values;
+    let meta = if small {
+        MetaReading::Typed
+    } else {
+        MetaReading::Counted
     };
-    classify(frame)
+    match read_with(bytes, limits, meta) {
+        // A `_meta` the typed reading refused is read again as JSON, so the
+        // envelope rule can name what is wrong with it.
+        Err(Retry) => read_with(bytes, limits, MetaReading::Counted)
+            .map_err(|Retry| Refusal::new(RefusalKind::Parse("unreadable _meta".into()), None))?,
+        Ok(read) => read,
+    }
+}
+
+/// The typed reading of `_meta` failed: read the message again counted.
+struct Retry;
+
+fn read_with(
+    bytes: &[u8],
+    limits: &Limits,
+    meta: MetaReading,
+) -> Result<Result<Message, Refusal>, Retry> {
+    let budget = Budget::new(limits.max_json_values);
+    let pass = Pass {
+        budget: &budget,
+        meta,
+        in_typed_meta: std::cell::Cell::new(false),
+    };
+    Ok(match read_frame(bytes, &pass) {
+        Ok(frame) => classify(frame),
+        Err(_) if pass.in_typed_meta.get() => return Err(Retry),
+        Err(_) if budget.exceeded() => Err(Refusal::new(
+            RefusalKind::TooManyValues(limits.max_json_values),
+            None,
+        )),
+        Err(e) => Err(Refusal::new(RefusalKind::Parse(e.to_string()), None)),
+    })
 }
 
 /// Sorts a frame into a message, or names why it is none.
@@ -155,7 +184,7 @@ fn classify(frame: Frame) -> Result<Message, Refusal> {
         None => Message::Notification(JsonRpcNotification {
             jsonrpc: JsonRpcVersion,
             method,
-            params: request::rejoin(meta, params),
+            params: request::rejoin(meta.map(SentMeta::into_value), params),
         }),
     })
 }

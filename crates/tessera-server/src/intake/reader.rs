@@ -13,7 +13,7 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
 
-use tessera_protocol::JsonObject;
+use tessera_protocol::{JsonObject, RequestMeta};
 
 /// How many more values may be built; set when the limit was passed.
 pub(super) struct Budget {
@@ -71,10 +71,45 @@ pub(super) enum Shape {
     Other,
 }
 
+/// `params._meta` as read: typed in the pass, or as JSON when that failed
+/// or the body was too large to read uncounted.
+#[derive(Debug)]
+pub(crate) enum SentMeta {
+    Typed(Box<RequestMeta>),
+    Value(Value),
+}
+
+impl SentMeta {
+    /// As JSON again.
+    pub(crate) fn into_value(self) -> Value {
+        match self {
+            Self::Typed(meta) => serde_json::to_value(meta).unwrap_or(Value::Null),
+            Self::Value(value) => value,
+        }
+    }
+}
+
+/// How `_meta` is read: typed straight from the bytes (bodies too small to
+/// pass the value budget), or counted as JSON (everything else, and a retry
+/// when the typed reading failed, which then names the problem precisely).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum MetaReading {
+    Typed,
+    Counted,
+}
+
+/// The pass's settings and what it noticed.
+pub(super) struct Pass<'b> {
+    pub(super) budget: &'b Budget,
+    pub(super) meta: MetaReading,
+    /// Set while `_meta` is read typed: an error then is the typed reading's.
+    pub(super) in_typed_meta: Cell<bool>,
+}
+
 /// `params`: its `_meta` apart, the other members, the first one named twice.
 pub(super) enum FrameParams {
     Object {
-        meta: Option<Value>,
+        meta: Option<SentMeta>,
         rest: JsonObject,
         duplicate: Option<String>,
     },
@@ -82,17 +117,68 @@ pub(super) enum FrameParams {
     Other,
 }
 
-/// Reads `bytes` in one pass, within `budget`.
-pub(super) fn read_frame(bytes: &[u8], budget: &Budget) -> Result<Frame, serde_json::Error> {
+/// Reads `bytes` in one pass.
+pub(super) fn read_frame(bytes: &[u8], pass: &Pass<'_>) -> Result<Frame, serde_json::Error> {
     let mut de = serde_json::Deserializer::from_slice(bytes);
-    let frame = de.deserialize_any(FrameVisitor(budget))?;
+    let frame = de.deserialize_any(FrameVisitor(pass))?;
     de.end()?;
     Ok(frame)
 }
 
-struct FrameVisitor<'b>(&'b Budget);
+struct FrameVisitor<'p, 'b>(&'p Pass<'b>);
 
-impl<'de> Visitor<'de> for FrameVisitor<'_> {
+/// The members of a message that mean something.
+enum FrameKey {
+    Jsonrpc,
+    Id,
+    Method,
+    Params,
+    Result,
+    Error,
+    Other(String),
+}
+
+impl FrameKey {
+    fn name(self) -> String {
+        match self {
+            Self::Jsonrpc => "jsonrpc".into(),
+            Self::Id => "id".into(),
+            Self::Method => "method".into(),
+            Self::Params => "params".into(),
+            Self::Result => "result".into(),
+            Self::Error => "error".into(),
+            Self::Other(name) => name,
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for FrameKey {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Name;
+        impl Visitor<'_> for Name {
+            type Value = FrameKey;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a member name")
+            }
+
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<FrameKey, E> {
+                Ok(match v {
+                    "jsonrpc" => FrameKey::Jsonrpc,
+                    "id" => FrameKey::Id,
+                    "method" => FrameKey::Method,
+                    "params" => FrameKey::Params,
+                    "result" => FrameKey::Result,
+                    "error" => FrameKey::Error,
+                    other => FrameKey::Other(other.to_owned()),
+                })
+            }
+        }
+        d.deserialize_identifier(Name)
+    }
+}
+
+impl<'de> Visitor<'de> for FrameVisitor<'_, '_> {
     type Value = Frame;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -100,34 +186,40 @@ impl<'de> Visitor<'de> for FrameVisitor<'_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Frame, A::Error> {
-        let budget = self.0;
+        let budget = self.0.budget;
         budget.take()?;
         let mut frame = Frame::default();
-        while let Some(key) = map.next_key::<String>()? {
-            let slot = match key.as_str() {
-                "jsonrpc" => &mut frame.jsonrpc,
-                "id" => &mut frame.id,
-                "method" => &mut frame.method,
-                "result" => &mut frame.result,
-                "error" => &mut frame.error,
-                "params" => {
-                    let params = map.next_value_seed(ParamsSeed(budget))?;
+        let mut others: Vec<String> = Vec::new();
+        while let Some(key) = map.next_key::<FrameKey>()? {
+            let slot = match &key {
+                FrameKey::Jsonrpc => &mut frame.jsonrpc,
+                FrameKey::Id => &mut frame.id,
+                FrameKey::Method => &mut frame.method,
+                FrameKey::Result => &mut frame.result,
+                FrameKey::Error => &mut frame.error,
+                FrameKey::Params => {
+                    let params = map.next_value_seed(ParamsSeed(self.0))?;
                     if frame.params.is_some() {
-                        frame.duplicate.get_or_insert(key);
+                        frame.duplicate.get_or_insert(key.name());
                     } else {
                         frame.params = Some(params);
                     }
                     continue;
                 }
-                _ => {
+                FrameKey::Other(name) => {
                     // Unknown members are read (and counted) but not kept.
                     map.next_value_seed(Counted(budget))?;
+                    if others.contains(name) {
+                        frame.duplicate.get_or_insert(key.name());
+                    } else {
+                        others.push(key.name());
+                    }
                     continue;
                 }
             };
             let value = map.next_value_seed(Counted(budget))?;
             if slot.is_some() {
-                frame.duplicate.get_or_insert(key);
+                frame.duplicate.get_or_insert(key.name());
             } else {
                 *slot = Some(value);
             }
@@ -136,8 +228,8 @@ impl<'de> Visitor<'de> for FrameVisitor<'_> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Frame, A::Error> {
-        self.0.take()?;
-        while seq.next_element_seed(Counted(self.0))?.is_some() {}
+        self.0.budget.take()?;
+        while seq.next_element_seed(Counted(self.0.budget))?.is_some() {}
         Ok(Frame {
             shape: Shape::Array,
             ..Frame::default()
@@ -164,9 +256,9 @@ impl<'de> Visitor<'de> for FrameVisitor<'_> {
     }
 }
 
-impl FrameVisitor<'_> {
+impl FrameVisitor<'_, '_> {
     fn other<E: de::Error>(self) -> Result<Frame, E> {
-        self.0.take()?;
+        self.0.budget.take()?;
         Ok(Frame {
             shape: Shape::Other,
             ..Frame::default()
@@ -175,9 +267,9 @@ impl FrameVisitor<'_> {
 }
 
 /// `params`, split into `_meta` and the rest.
-struct ParamsSeed<'b>(&'b Budget);
+struct ParamsSeed<'p, 'b>(&'p Pass<'b>);
 
-impl<'de> DeserializeSeed<'de> for ParamsSeed<'_> {
+impl<'de> DeserializeSeed<'de> for ParamsSeed<'_, '_> {
     type Value = FrameParams;
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<FrameParams, D::Error> {
@@ -185,7 +277,7 @@ impl<'de> DeserializeSeed<'de> for ParamsSeed<'_> {
     }
 }
 
-impl<'de> Visitor<'de> for ParamsSeed<'_> {
+impl<'de> Visitor<'de> for ParamsSeed<'_, '_> {
     type Value = FrameParams;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -193,21 +285,32 @@ impl<'de> Visitor<'de> for ParamsSeed<'_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<FrameParams, A::Error> {
-        let budget = self.0;
-        budget.take()?;
+        let pass = self.0;
+        pass.budget.take()?;
         let (mut meta, mut rest, mut duplicate) = (None, JsonObject::new(), None);
         while let Some(key) = map.next_key::<String>()? {
-            let value = map.next_value_seed(Counted(budget))?;
-            let is_meta = key == "_meta";
-            let named_twice = if is_meta {
-                meta.is_some()
-            } else {
-                rest.contains_key(&key)
-            };
-            if named_twice {
+            if key == "_meta" {
+                let read = match pass.meta {
+                    MetaReading::Typed => {
+                        pass.in_typed_meta.set(true);
+                        let typed = map.next_value::<RequestMeta>()?;
+                        pass.in_typed_meta.set(false);
+                        SentMeta::Typed(Box::new(typed))
+                    }
+                    MetaReading::Counted => {
+                        SentMeta::Value(map.next_value_seed(Counted(pass.budget))?)
+                    }
+                };
+                if meta.is_some() {
+                    duplicate.get_or_insert(key);
+                } else {
+                    meta = Some(read);
+                }
+                continue;
+            }
+            let value = map.next_value_seed(Counted(pass.budget))?;
+            if rest.contains_key(&key) {
                 duplicate.get_or_insert(key);
-            } else if is_meta {
-                meta = Some(value);
             } else {
                 rest.insert(key, value);
             }
@@ -220,25 +323,27 @@ impl<'de> Visitor<'de> for ParamsSeed<'_> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<FrameParams, A::Error> {
-        Counted(self.0).visit_seq(seq).map(|_| FrameParams::Other)
+        Counted(self.0.budget)
+            .visit_seq(seq)
+            .map(|_| FrameParams::Other)
     }
     fn visit_bool<E: de::Error>(self, _: bool) -> Result<FrameParams, E> {
-        self.0.take().map(|()| FrameParams::Other)
+        self.0.budget.take().map(|()| FrameParams::Other)
     }
     fn visit_i64<E: de::Error>(self, _: i64) -> Result<FrameParams, E> {
-        self.0.take().map(|()| FrameParams::Other)
+        self.0.budget.take().map(|()| FrameParams::Other)
     }
     fn visit_u64<E: de::Error>(self, _: u64) -> Result<FrameParams, E> {
-        self.0.take().map(|()| FrameParams::Other)
+        self.0.budget.take().map(|()| FrameParams::Other)
     }
     fn visit_f64<E: de::Error>(self, _: f64) -> Result<FrameParams, E> {
-        self.0.take().map(|()| FrameParams::Other)
+        self.0.budget.take().map(|()| FrameParams::Other)
     }
     fn visit_str<E: de::Error>(self, _: &str) -> Result<FrameParams, E> {
-        self.0.take().map(|()| FrameParams::Other)
+        self.0.budget.take().map(|()| FrameParams::Other)
     }
     fn visit_unit<E: de::Error>(self) -> Result<FrameParams, E> {
-        self.0.take().map(|()| FrameParams::Other)
+        self.0.budget.take().map(|()| FrameParams::Other)
     }
 }
 
@@ -324,7 +429,12 @@ mod tests {
 
     fn read(text: &str, limit: usize) -> (Result<Frame, serde_json::Error>, bool) {
         let budget = Budget::new(limit);
-        let frame = read_frame(text.as_bytes(), &budget);
+        let pass = Pass {
+            budget: &budget,
+            meta: MetaReading::Counted,
+            in_typed_meta: Cell::new(false),
+        };
+        let frame = read_frame(text.as_bytes(), &pass);
         (frame, budget.exceeded())
     }
 

@@ -8,6 +8,7 @@ use tessera_protocol::{
     STATELESS_PROTOCOL_VERSIONS, is_legacy_version,
 };
 
+use super::SentMeta;
 use crate::ServerError;
 
 /// A JSON-RPC request, `params._meta` apart from the other params.
@@ -20,7 +21,7 @@ pub struct Request {
     /// `params` without `_meta` (empty when the request had none).
     pub params: JsonObject,
     /// `params._meta` as sent, until the envelope rule reads it.
-    sent_meta: Option<Value>,
+    sent_meta: Option<SentMeta>,
     /// `params._meta` as [`Request::read_envelope`] read it.
     envelope: Option<Box<RequestMeta>>,
 }
@@ -38,7 +39,9 @@ impl Request {
     /// A request of `method` with `params` (an object; `_meta` is taken out of it).
     pub fn new(id: RequestId, method: impl Into<String>, params: Option<Value>) -> Self {
         let (meta, params) = match params {
-            Some(Value::Object(mut params)) => (params.remove("_meta"), Some(params)),
+            Some(Value::Object(mut params)) => {
+                (params.remove("_meta").map(SentMeta::Value), Some(params))
+            }
             _ => (None, None),
         };
         Self::from_parts(id, method.into(), meta, params)
@@ -47,7 +50,7 @@ impl Request {
     pub(super) fn from_parts(
         id: RequestId,
         method: String,
-        meta: Option<Value>,
+        meta: Option<SentMeta>,
         params: Option<JsonObject>,
     ) -> Self {
         Self {
@@ -61,9 +64,12 @@ impl Request {
 
     /// The protocol version `params._meta` names, if it names one.
     pub fn protocol_version(&self) -> Option<&str> {
-        match &self.envelope {
-            Some(meta) => meta.protocol_version.as_deref(),
-            None => self.sent_meta.as_ref()?.get(PROTOCOL_VERSION_KEY)?.as_str(),
+        match (&self.envelope, &self.sent_meta) {
+            (Some(meta), _) | (None, Some(SentMeta::Typed(meta))) => {
+                meta.protocol_version.as_deref()
+            }
+            (None, Some(SentMeta::Value(meta))) => meta.get(PROTOCOL_VERSION_KEY)?.as_str(),
+            (None, None) => None,
         }
     }
 
@@ -101,8 +107,12 @@ impl Request {
     /// every key it has must be well formed. Read once; later calls return it.
     pub fn read_envelope(&mut self) -> Result<&RequestMeta, ServerError> {
         if self.envelope.is_none() {
-            let meta = read_meta(self.sent_meta.take())?;
-            self.envelope = Some(Box::new(meta));
+            let meta = match self.sent_meta.take() {
+                Some(SentMeta::Typed(meta)) => check_typed(meta)?,
+                Some(SentMeta::Value(meta)) => Box::new(read_meta(Some(meta))?),
+                None => Box::new(read_meta(None)?),
+            };
+            self.envelope = Some(meta);
         }
         self.envelope.as_deref().ok_or(ServerError::MissingMeta {
             missing: vec!["_meta"],
@@ -122,7 +132,7 @@ impl Request {
     pub fn into_params(self) -> Option<Value> {
         let meta = match self.envelope {
             Some(meta) => serde_json::to_value(meta).ok(),
-            None => self.sent_meta,
+            None => self.sent_meta.map(SentMeta::into_value),
         };
         rejoin(meta, Some(self.params))
     }
@@ -183,6 +193,23 @@ fn read_meta(meta: Option<Value>) -> Result<RequestMeta, ServerError> {
         key: "_meta",
         problem: e.to_string(),
     })
+}
+
+/// The shape rule for a `_meta` read typed (its members' types held in the
+/// reading): both required keys present.
+fn check_typed(meta: Box<RequestMeta>) -> Result<Box<RequestMeta>, ServerError> {
+    let missing: Vec<&'static str> = [
+        (PROTOCOL_VERSION_KEY, meta.protocol_version.is_none()),
+        (CLIENT_CAPABILITIES_KEY, meta.client_capabilities.is_none()),
+    ]
+    .into_iter()
+    .filter_map(|(key, absent)| absent.then_some(key))
+    .collect();
+    if missing.is_empty() {
+        Ok(meta)
+    } else {
+        Err(ServerError::MissingMeta { missing })
+    }
 }
 
 /// Whether the envelope names a version this server serves.
