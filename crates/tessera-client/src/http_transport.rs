@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use tessera_protocol::{JsonRpcErrorResponse, RequestId};
 
 use crate::ClientError;
-use crate::client::NotificationHandler;
+use crate::NotificationHandler;
 use crate::mcp_headers::encode_header_value;
 use crate::sse::{MAX_EVENT_BYTES, SseParser};
 

@@ -34,18 +34,20 @@ mod error;
 mod http_transport;
 mod listener;
 mod mcp_headers;
+mod notification;
 mod oauth;
 mod result_cache;
 mod scripted;
 mod sse;
 mod stdio_transport;
 
-pub use client::{McpClient, McpClientBuilder, NotificationHandler, ServerFeatures};
+pub use client::{McpClient, McpClientBuilder, ServerFeatures};
 pub use connect_mode::ConnectMode;
 pub use elicitor::{Elicitor, InputKinds};
 pub use error::ClientError;
 pub use listener::{ListenEvent, Listener};
 pub use mcp_headers::{encode_header_value, invalid_header_annotation};
+pub use notification::NotificationHandler;
 pub use oauth::{
     Authorizer, BearerChallenge, HeadlessAuthorizer, OAuthConfig, PreRegistered, StoredTokens,
     TokenStore,

@@ -12,7 +12,7 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::sync::oneshot;
 
 use crate::ClientError;
-use crate::client::NotificationHandler;
+use crate::NotificationHandler;
 
 /// Answers a request the server pushed (initialize era: `elicitation/create`, …).
 pub(crate) type PushHandler =

@@ -1,0 +1,223 @@
+//! Configuring and building a client.
+
+use super::*;
+
+impl McpClient {
+    /// Starts configuring a client for `url` (the MCP endpoint).
+    pub fn builder(url: impl Into<String>) -> McpClientBuilder {
+        Self::builder_for(Target::Url(url.into()))
+    }
+
+    /// Starts configuring a client that starts `program` with `args` and
+    /// speaks to it over stdio: 2026-07-28 when the server does, else the
+    /// initialize era (see [`ConnectMode`]).
+    pub fn stdio<I, S>(program: impl Into<String>, args: I) -> McpClientBuilder
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Self::builder_for(Target::Process {
+            program: program.into(),
+            args: args.into_iter().map(Into::into).collect(),
+            env: Vec::new(),
+        })
+    }
+
+    pub(super) fn builder_for(target: Target) -> McpClientBuilder {
+        McpClientBuilder {
+            target,
+            client_info: Implementation::new("tessera-client", env!("CARGO_PKG_VERSION")),
+            elicitor: None,
+            max_rounds: 10,
+            on_notification: None,
+            bearer: None,
+            timeout: Duration::from_secs(120),
+            extra_meta: JsonObject::new(),
+            mode: ConnectMode::Auto,
+            oauth: None,
+        }
+    }
+}
+
+/// Where the server is.
+pub(super) enum Target {
+    Url(String),
+    Process {
+        program: String,
+        args: Vec<String>,
+        env: Vec<(String, String)>,
+    },
+}
+
+/// Configures an [`McpClient`].
+pub struct McpClientBuilder {
+    target: Target,
+    client_info: Implementation,
+    elicitor: Option<Arc<dyn Elicitor>>,
+    max_rounds: usize,
+    on_notification: Option<NotificationHandler>,
+    bearer: Option<String>,
+    timeout: Duration,
+    extra_meta: JsonObject,
+    mode: ConnectMode,
+    oauth: Option<crate::OAuthConfig>,
+}
+
+impl McpClientBuilder {
+    /// How the client names itself in `_meta` (default `tessera-client`).
+    pub fn client_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        self.client_info = Implementation::new(name, version);
+        self
+    }
+
+    /// Who answers input requests; without one, no input capability is declared.
+    pub fn elicitor(mut self, elicitor: Arc<dyn Elicitor>) -> Self {
+        self.elicitor = Some(elicitor);
+        self
+    }
+
+    /// Most rounds of one multi round-trip call (default 10).
+    pub fn max_rounds(mut self, rounds: usize) -> Self {
+        self.max_rounds = rounds.max(1);
+        self
+    }
+
+    /// Receives progress and log notifications.
+    pub fn on_notification(mut self, handler: NotificationHandler) -> Self {
+        self.on_notification = Some(handler);
+        self
+    }
+
+    /// Sends `Authorization: Bearer <token>` (HTTP).
+    pub fn bearer_token(mut self, token: impl Into<String>) -> Self {
+        self.bearer = Some(token.into());
+        self
+    }
+
+    /// Time limit of one exchange (default 120 s); over stdio, calls that may
+    /// push questions to a person (initialize era) wait without a limit.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Adds a key to every request's `_meta` (e.g. `progressToken` or the log level).
+    pub fn meta(mut self, key: impl Into<String>, value: Value) -> Self {
+        self.extra_meta.insert(key.into(), value);
+        self
+    }
+
+    /// Sets a variable in a stdio server's environment (added to this process's).
+    pub fn env(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        if let Target::Process { env, .. } = &mut self.target {
+            env.push((name.into(), value.into()));
+        }
+        self
+    }
+
+    /// Signs in with OAuth when the server (HTTP) answers 401 or 403
+    /// `insufficient_scope`, then retries the request.
+    pub fn oauth(mut self, config: crate::OAuthConfig) -> Self {
+        self.oauth = Some(config);
+        self
+    }
+
+    /// Which protocol era to speak to a stdio server (default [`ConnectMode::Auto`]).
+    pub fn connect_mode(mut self, mode: ConnectMode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// Builds the client; a stdio server is started now (so call this inside a Tokio runtime).
+    pub fn build(self) -> Result<McpClient, ClientError> {
+        let Self {
+            target,
+            client_info,
+            elicitor,
+            max_rounds,
+            on_notification,
+            bearer,
+            timeout,
+            extra_meta,
+            mode,
+            oauth,
+        } = self;
+        let push_failure = Arc::new(Mutex::new(None));
+        let mut session = None;
+        let transport = match target {
+            Target::Url(url) => {
+                let url = reqwest::Url::parse(&url)
+                    .map_err(|e| ClientError::Config(format!("invalid URL {url:?}: {e}")))?;
+                let http = reqwest::Client::builder()
+                    .timeout(timeout)
+                    .tcp_nodelay(true)
+                    .build()
+                    .map_err(|e| ClientError::Config(e.to_string()))?;
+                if let Some(config) = oauth {
+                    session = Some(tokio::sync::Mutex::new(crate::oauth::OAuthSession::new(
+                        config,
+                        url.clone(),
+                    )?));
+                }
+                let push = push_handler(
+                    elicitor.clone(),
+                    url.host_str().unwrap_or("the server").to_owned(),
+                    Arc::clone(&push_failure),
+                );
+                Transport::Http(HttpTransport {
+                    http,
+                    url,
+                    bearer,
+                    session: Arc::default(),
+                    push,
+                })
+            }
+            Target::Process { .. } if bearer.is_some() => {
+                return Err(ClientError::Config(
+                    "a bearer token is for HTTP servers, not stdio".into(),
+                ));
+            }
+            Target::Process { program, args, env } => {
+                let push = push_handler(
+                    elicitor.clone(),
+                    local_label(&program),
+                    Arc::clone(&push_failure),
+                );
+                Transport::Stdio(Arc::new(StdioTransport::spawn(
+                    &program,
+                    &args,
+                    &env,
+                    on_notification.clone(),
+                    push,
+                )?))
+            }
+        };
+        Ok(McpClient {
+            transport,
+            client_info,
+            elicitor,
+            max_rounds,
+            on_notification,
+            extra_meta,
+            mode,
+            timeout,
+            era: tokio::sync::OnceCell::new(),
+            version: Mutex::new(LATEST_PROTOCOL_VERSION.to_owned()),
+            next_id: AtomicI64::new(1),
+            tool_schemas: Mutex::new(HashMap::new()),
+            output_checks: Mutex::new(HashMap::new()),
+            cache: Default::default(),
+            server_name: Mutex::new(None),
+            push_failure,
+            oauth: session,
+        })
+    }
+}
+
+/// How a local server is named to the user: its program's file name.
+pub(super) fn local_label(program: &str) -> String {
+    let name = std::path::Path::new(program)
+        .file_name()
+        .map_or_else(|| program.to_owned(), |n| n.to_string_lossy().into_owned());
+    format!("{name} (local process)")
+}

@@ -1,0 +1,129 @@
+//! Calls that go on as tasks: followed to their result, cancelled when their caller gives up.
+
+use super::*;
+
+impl McpClient {
+    /// A `tasks/cancel` for task `task`, ready to run on its own (a caller
+    /// stopped waiting); its outcome is only logged.
+    pub(super) fn cancel_request(
+        &self,
+        task: String,
+    ) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": tessera_protocol::TASKS_CANCEL,
+            "params": {"taskId": task, "_meta": self.meta_for(tessera_protocol::TASKS_CANCEL)}});
+        let version = self.protocol_version();
+        let transport = match &self.transport {
+            Transport::Http(http) => Transport::Http(http.clone()),
+            Transport::Stdio(stdio) => Transport::Stdio(Arc::clone(stdio)),
+        };
+        let timeout = self.timeout;
+        async move {
+            let sent = match &transport {
+                Transport::Http(http) => {
+                    let mirrored = Mirrored {
+                        version: &version,
+                        method: tessera_protocol::TASKS_CANCEL,
+                        name: Some(&task),
+                        params: Vec::new(),
+                        open_ended: false,
+                        token: None,
+                    };
+                    http.exchange(&body, id, mirrored, None).await.map(|_| ())
+                }
+                Transport::Stdio(stdio) => {
+                    stdio.exchange(&body, id, Some(timeout)).await.map(|_| ())
+                }
+            };
+            match sent {
+                Ok(()) => tracing::debug!(%task, "task cancelled: its caller stopped waiting"),
+                Err(e) => tracing::debug!(%task, error = %e, "could not cancel a task"),
+            }
+        }
+    }
+
+    /// Follows a tool call that went on as a task: polls `tasks/get` at the
+    /// server's interval, answers its input requests with `tasks/update`, and
+    /// returns its result; a caller that stops waiting cancels it.
+    pub(super) async fn follow_task(&self, created: Value) -> Result<Value, ClientError> {
+        let created: tessera_protocol::CreateTaskResult = Self::parse("tools/call", created)?;
+        let id = created.task.task_id;
+        let mut guard = CancelTask {
+            client: self,
+            id: Some(id.clone()),
+        };
+        let mut interval = created.task.poll_interval_ms;
+        loop {
+            let wait = interval.unwrap_or(1000).clamp(50, 30_000);
+            tokio::time::sleep(Duration::from_millis(wait)).await;
+            let mut params = JsonObject::new();
+            params.insert("taskId".into(), json!(id));
+            let got = self.request(tessera_protocol::TASKS_GET, params).await?;
+            let task: tessera_protocol::GetTaskResult = Self::parse("tasks/get", got)?;
+            interval = task.task.poll_interval_ms.or(interval);
+            match task.task.status {
+                tessera_protocol::TaskStatus::Working => {}
+                tessera_protocol::TaskStatus::InputRequired => {
+                    // The task works again once every request has an answer, so
+                    // what it shows now is a new round (a key asked again too).
+                    let asked = task.task.input_requests.unwrap_or_default();
+                    if asked.is_empty() {
+                        continue;
+                    }
+                    let answers = self.answer(&asked).await?;
+                    let mut params = JsonObject::new();
+                    params.insert("taskId".into(), json!(id));
+                    params.insert("inputResponses".into(), Value::Object(answers));
+                    self.request(tessera_protocol::TASKS_UPDATE, params).await?;
+                    interval = Some(0);
+                }
+                tessera_protocol::TaskStatus::Completed => {
+                    guard.id = None;
+                    return task.task.result.ok_or_else(|| {
+                        ClientError::Protocol(format!("task {id} completed without a result"))
+                    });
+                }
+                tessera_protocol::TaskStatus::Failed => {
+                    guard.id = None;
+                    return Err(ClientError::Rpc {
+                        status: 0,
+                        error: task.task.error.unwrap_or_else(|| {
+                            tessera_protocol::ErrorObject::new(
+                                tessera_protocol::INTERNAL_ERROR,
+                                format!("task {id} failed without an error"),
+                            )
+                        }),
+                    });
+                }
+                tessera_protocol::TaskStatus::Cancelled => {
+                    guard.id = None;
+                    return Err(ClientError::TaskCancelled {
+                        task: id,
+                        message: task.task.status_message,
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// Cancels a task its caller stopped waiting for (`tasks/cancel`, sent by its own task).
+pub(super) struct CancelTask<'a> {
+    client: &'a McpClient,
+    /// The task, while it has not ended.
+    id: Option<String>,
+}
+
+impl Drop for CancelTask<'_> {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else {
+            return;
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        // Drop cannot wait; the request goes out on the client's transport.
+        let cancel = self.client.cancel_request(id);
+        runtime.spawn(cancel);
+    }
+}
