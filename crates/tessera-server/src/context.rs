@@ -96,7 +96,7 @@ impl Context {
     /// The context of request `incoming` about `target`, with the answers and
     /// carried state its ticket and retry brought.
     pub(crate) fn new(
-        incoming: crate::dispatch::Incoming,
+        incoming: crate::incoming::Incoming,
         target: &str,
         app: &Arc<AppState>,
         answers: IndexMap<String, Slot>,
@@ -104,7 +104,7 @@ impl Context {
         carried: Option<Value>,
         task: TaskMode,
     ) -> Self {
-        let crate::dispatch::Incoming { id, meta, facts } = incoming;
+        let crate::incoming::Incoming { id, meta, facts } = incoming;
         Self {
             inner: Arc::new(Inner {
                 id,

@@ -47,6 +47,7 @@ mod facts;
 mod form;
 mod handler;
 mod handler_error;
+mod incoming;
 pub mod intake;
 mod interrupt;
 mod json_schema;

@@ -14,7 +14,7 @@
 //!  "data": {"reason": "invalid_request_state"}}
 //! ```
 
-use crate::key::{KeyId, MIN_KEY_LEN};
+use crate::key::KeyId;
 
 /// JSON-RPC error code a server answers with for any rejected requestState (Invalid params).
 pub const WIRE_CODE: i32 = -32602;
@@ -146,62 +146,6 @@ pub enum SealError {
     Cipher,
 }
 
-/// Why a key, key id or key ring was refused.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum KeyError {
-    /// The secret is shorter than [`MIN_KEY_LEN`] bytes.
-    #[error(
-        "requestState key is {len} bytes; at least {MIN_KEY_LEN} are required \
-         (make one with `openssl rand -base64 32`)"
-    )]
-    TooShort {
-        /// Length of the refused secret in bytes.
-        len: usize,
-    },
-    /// A key id is not 1..=16 characters of `[A-Za-z0-9_-]`.
-    #[error(
-        "requestState key id {problem}; use 1 to 16 characters from A-Z, a-z, 0-9, `_` and `-`"
-    )]
-    InvalidKeyId {
-        /// What is wrong with it (a fixed phrase; the id itself is not echoed).
-        problem: &'static str,
-    },
-    /// The same key id was given twice.
-    #[error("requestState key id `{key_id}` appears more than once in the key ring")]
-    DuplicateKeyId {
-        /// The repeated key id.
-        key_id: KeyId,
-    },
-    /// The key list is empty.
-    #[error(
-        "the requestState key list is empty; expected `id:secret[,id:secret...]` \
-         (make a secret with `openssl rand -base64 32`)"
-    )]
-    EmptyList,
-    /// An entry of the key list has no `:` between id and secret.
-    #[error("entry {index} of the requestState key list is not of the form `id:secret`")]
-    MissingSeparator {
-        /// 1-based position of the entry in the list.
-        index: usize,
-    },
-    /// An entry of the key list has a bad id or secret.
-    #[error("entry {index} of the requestState key list: {source}")]
-    Entry {
-        /// 1-based position of the entry in the list.
-        index: usize,
-        /// What is wrong with it.
-        #[source]
-        source: Box<KeyError>,
-    },
-    /// The operating system's random number generator failed (key generation).
-    #[error("no randomness for a requestState key: {0}")]
-    Random(getrandom::Error),
-    /// Deriving the purpose-specific subkeys failed (not expected for valid keys).
-    #[error("deriving requestState subkeys failed")]
-    Derive,
-}
-
 /// Why a codec configuration was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -308,7 +252,7 @@ mod tests {
 
     #[test]
     fn too_short_message_names_length_minimum_and_remedy() {
-        let message = KeyError::TooShort { len: 31 }.to_string();
+        let message = crate::KeyError::TooShort { len: 31 }.to_string();
         assert_eq!(
             message,
             "requestState key is 31 bytes; at least 32 are required \

@@ -9,7 +9,6 @@ use std::fmt;
 
 use zeroize::Zeroizing;
 
-use crate::error::KeyError;
 use crate::subkey::SubKeys;
 
 /// Minimum length of a requestState secret, in bytes.
@@ -219,7 +218,7 @@ impl KeyRing {
     /// ```
     pub fn new(active_id: &str, key: StateKey) -> Result<Self, KeyError> {
         let id = KeyId::new(active_id)?;
-        let keys = SubKeys::derive(&key)?;
+        let keys = SubKeys::derive(key.expose()).map_err(|_| KeyError::Derive)?;
         Ok(Self {
             active: RingEntry { id, keys },
             older: Vec::new(),
@@ -232,7 +231,7 @@ impl KeyRing {
         if self.contains(id.as_str()) {
             return Err(KeyError::DuplicateKeyId { key_id: id });
         }
-        let keys = SubKeys::derive(&key)?;
+        let keys = SubKeys::derive(key.expose()).map_err(|_| KeyError::Derive)?;
         self.older.push(RingEntry { id, keys });
         Ok(self)
     }
@@ -329,6 +328,62 @@ impl fmt::Debug for KeyRing {
             .field("ids", &self.key_ids().collect::<Vec<_>>())
             .finish_non_exhaustive()
     }
+}
+
+/// Why a key, key id or key ring was refused.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum KeyError {
+    /// The secret is shorter than [`MIN_KEY_LEN`] bytes.
+    #[error(
+        "requestState key is {len} bytes; at least {MIN_KEY_LEN} are required \
+         (make one with `openssl rand -base64 32`)"
+    )]
+    TooShort {
+        /// Length of the refused secret in bytes.
+        len: usize,
+    },
+    /// A key id is not 1..=16 characters of `[A-Za-z0-9_-]`.
+    #[error(
+        "requestState key id {problem}; use 1 to 16 characters from A-Z, a-z, 0-9, `_` and `-`"
+    )]
+    InvalidKeyId {
+        /// What is wrong with it (a fixed phrase; the id itself is not echoed).
+        problem: &'static str,
+    },
+    /// The same key id was given twice.
+    #[error("requestState key id `{key_id}` appears more than once in the key ring")]
+    DuplicateKeyId {
+        /// The repeated key id.
+        key_id: KeyId,
+    },
+    /// The key list is empty.
+    #[error(
+        "the requestState key list is empty; expected `id:secret[,id:secret...]` \
+         (make a secret with `openssl rand -base64 32`)"
+    )]
+    EmptyList,
+    /// An entry of the key list has no `:` between id and secret.
+    #[error("entry {index} of the requestState key list is not of the form `id:secret`")]
+    MissingSeparator {
+        /// 1-based position of the entry in the list.
+        index: usize,
+    },
+    /// An entry of the key list has a bad id or secret.
+    #[error("entry {index} of the requestState key list: {source}")]
+    Entry {
+        /// 1-based position of the entry in the list.
+        index: usize,
+        /// What is wrong with it.
+        #[source]
+        source: Box<KeyError>,
+    },
+    /// The operating system's random number generator failed (key generation).
+    #[error("no randomness for a requestState key: {0}")]
+    Random(getrandom::Error),
+    /// Deriving the purpose-specific subkeys failed (not expected for valid keys).
+    #[error("deriving requestState subkeys failed")]
+    Derive,
 }
 
 #[cfg(test)]

@@ -82,9 +82,9 @@ pub use codec::{
     RequestStateCodec, RequestStateCodecBuilder,
 };
 pub use error::{
-    ConfigError, KeyError, LedgerError, OpenError, SealError, WIRE_CODE, WIRE_MESSAGE, WIRE_REASON,
+    ConfigError, LedgerError, OpenError, SealError, WIRE_CODE, WIRE_MESSAGE, WIRE_REASON,
 };
-pub use key::{KEY_VAR, KEYS_VAR, KeyId, KeyRing, MAX_KEY_ID_LEN, MIN_KEY_LEN, StateKey};
+pub use key::{KEY_VAR, KEYS_VAR, KeyError, KeyId, KeyRing, MAX_KEY_ID_LEN, MIN_KEY_LEN, StateKey};
 pub use ledger::{LedgerFuture, MemoryLedger, TicketLedger};
 pub use mode::SealMode;
 pub use random::random_id;

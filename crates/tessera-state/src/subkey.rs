@@ -12,9 +12,6 @@ use hmac::Hmac;
 use sha2::Sha256;
 use zeroize::Zeroizing;
 
-use crate::error::KeyError;
-use crate::key::StateKey;
-
 /// HKDF salt (domain separation from any other use of the same secret).
 const HKDF_SALT: &[u8] = b"tessera/requestState/v1";
 /// HKDF info for the XChaCha20-Poly1305 key (32 bytes).
@@ -25,6 +22,10 @@ const INFO_MAC: &[u8] = b"tessera/requestState/v1/mac";
 /// HMAC-SHA256, keyed once and cloned per message.
 pub(crate) type HmacSha256 = Hmac<Sha256>;
 
+/// An HKDF output or a cipher key of the wrong length (not expected: the lengths are fixed).
+#[derive(Debug)]
+pub(crate) struct DeriveFailed;
+
 /// The keyed primitives of one ring entry.
 pub(crate) struct SubKeys {
     /// Encrypts and decrypts `t1e` tickets.
@@ -34,21 +35,21 @@ pub(crate) struct SubKeys {
 }
 
 impl SubKeys {
-    /// Derives both subkeys from `key`.
-    pub(crate) fn derive(key: &StateKey) -> Result<Self, KeyError> {
-        let hkdf = Hkdf::<Sha256>::new(Some(HKDF_SALT), key.expose());
+    /// Derives both subkeys from `secret` (a key's bytes).
+    pub(crate) fn derive(secret: &[u8]) -> Result<Self, DeriveFailed> {
+        let hkdf = Hkdf::<Sha256>::new(Some(HKDF_SALT), secret);
 
         let mut aead_key = Zeroizing::new([0u8; 32]);
         hkdf.expand(INFO_AEAD, aead_key.as_mut_slice())
-            .map_err(|_| KeyError::Derive)?;
+            .map_err(|_| DeriveFailed)?;
         let aead =
-            XChaCha20Poly1305::new_from_slice(aead_key.as_slice()).map_err(|_| KeyError::Derive)?;
+            XChaCha20Poly1305::new_from_slice(aead_key.as_slice()).map_err(|_| DeriveFailed)?;
 
         let mut mac_key = Zeroizing::new([0u8; 32]);
         hkdf.expand(INFO_MAC, mac_key.as_mut_slice())
-            .map_err(|_| KeyError::Derive)?;
+            .map_err(|_| DeriveFailed)?;
         let mac = <HmacSha256 as KeyInit>::new_from_slice(mac_key.as_slice())
-            .map_err(|_| KeyError::Derive)?;
+            .map_err(|_| DeriveFailed)?;
 
         Ok(Self { aead, mac })
     }
@@ -78,12 +79,12 @@ mod tests {
 
     #[test]
     fn aead_and_mac_subkeys_differ_per_secret() {
-        let a = SubKeys::derive(&StateKey::from_bytes(&[1u8; 32]).expect("key")).expect("derive");
-        let b = SubKeys::derive(&StateKey::from_bytes(&[2u8; 32]).expect("key")).expect("derive");
+        let a = SubKeys::derive(&[1u8; 32]).expect("derive");
+        let b = SubKeys::derive(&[2u8; 32]).expect("derive");
         let tag = |keys: &SubKeys| keys.mac.clone().chain_update(b"m").finalize().into_bytes();
         assert_ne!(tag(&a), tag(&b));
         // Deterministic: same secret, same subkeys.
-        let a2 = SubKeys::derive(&StateKey::from_bytes(&[1u8; 32]).expect("key")).expect("derive");
+        let a2 = SubKeys::derive(&[1u8; 32]).expect("derive");
         assert_eq!(tag(&a), tag(&a2));
     }
 }

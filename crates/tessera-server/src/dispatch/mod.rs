@@ -20,21 +20,14 @@ pub use handled::Handled;
 
 use serde_json::{Value, json};
 use tessera_protocol::{
-    DiscoverResult, JsonRpcRequest, RequestId, RequestMeta, SERVER_INFO_KEY,
-    STATELESS_PROTOCOL_VERSIONS,
+    DiscoverResult, JsonRpcRequest, RequestId, SERVER_INFO_KEY, STATELESS_PROTOCOL_VERSIONS,
 };
 
 use crate::legacy::to_legacy_shape;
 use crate::{McpServer, RequestFacts, ServerError};
 use handled::{Json, serialisation_failed};
 
-/// A request as dispatch passes it to a method: who sent it, and how.
-pub(crate) struct Incoming {
-    pub(crate) id: RequestId,
-    /// Boxed: the envelope is large and moves through several futures.
-    pub(crate) meta: Box<RequestMeta>,
-    pub(crate) facts: RequestFacts,
-}
+pub(crate) use crate::incoming::Incoming;
 
 impl McpServer {
     /// Serves one request read by the [intake](crate::intake) and returns its
