@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::{Value, json};
-use tessera_protocol::{JsonRpcErrorResponse, RequestId};
+use tessera_protocol::{JsonRpcErrorResponse, JsonRpcResultResponse, RequestId};
 
 use crate::ClientError;
 use crate::NotificationHandler;
@@ -152,7 +152,7 @@ impl HttpTransport {
             .to_owned();
         let params = message.get("params").cloned().unwrap_or(json!({}));
         let answer = match (self.push)(method, params).await {
-            Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+            Ok(result) => json!(JsonRpcResultResponse::new(id, result)),
             Err(error) => json!(JsonRpcErrorResponse::new(Some(id), error)),
         };
         if let Err(e) = self.post_message(&answer, version).await {

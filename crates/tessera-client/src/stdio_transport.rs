@@ -5,7 +5,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tessera_protocol::{BoxFuture, ErrorObject, JsonRpcErrorResponse, RequestId};
+use tessera_protocol::{
+    BoxFuture, ErrorObject, JsonRpcErrorResponse, JsonRpcNotification, JsonRpcResultResponse,
+    RequestId,
+};
 use tessera_tokio::{Line, LineReader};
 use tokio::io::AsyncWriteExt;
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
@@ -174,8 +177,10 @@ impl Drop for Withdraw<'_> {
             .and_then(|w| w.remove(&self.id))
             .is_some();
         if self.open && waiting {
-            let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                "params": {"requestId": self.id, "reason": "the client gave up waiting"}});
+            let cancel = json!(JsonRpcNotification::new(
+                tessera_protocol::CANCELLED_NOTIFICATION,
+                json!({"requestId": self.id, "reason": "the client gave up waiting"}),
+            ));
             let input = Arc::clone(&self.transport.input);
             // Drop cannot wait: the notice is written by its own task.
             if let Ok(handle) = tokio::runtime::Handle::try_current() {
@@ -258,7 +263,7 @@ async fn read_messages(stdout: ChildStdout, reader: Reader) {
                 // Answered aside: a human may take minutes, and responses keep flowing meanwhile.
                 tokio::spawn(async move {
                     let answer = match on_push(method, params).await {
-                        Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+                        Ok(result) => json!(JsonRpcResultResponse::new(id, result)),
                         Err(error) => json!(JsonRpcErrorResponse::new(Some(id), error)),
                     };
                     let _ = write(&input, &answer).await;

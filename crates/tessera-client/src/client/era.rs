@@ -127,7 +127,11 @@ impl McpClient {
         {
             *lock(&self.server_name) = Some(name.to_owned());
         }
-        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let initialized = json!(JsonRpcNotification::<Value> {
+            jsonrpc: JsonRpcVersion,
+            method: tessera_protocol::INITIALIZED_NOTIFICATION.into(),
+            params: None,
+        });
         match &self.transport {
             Transport::Stdio(stdio) => stdio.notify(&initialized).await?,
             Transport::Http(http) => http.post_message(&initialized, version).await?,
@@ -172,7 +176,11 @@ impl McpClient {
             params.insert("_meta".into(), Value::Object(meta));
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let body = json!(JsonRpcRequest::new(
+            RequestId::from(id),
+            method,
+            Some(&params)
+        ));
         // A call that may ask waits as long as the person answering takes; the rest are bounded.
         let patience = (!matches!(method, "tools/call" | "prompts/get" | "resources/read"))
             .then_some(self.timeout);

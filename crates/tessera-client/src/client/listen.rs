@@ -28,8 +28,11 @@ impl McpClient {
         let mut params = JsonObject::new();
         params.insert("_meta".into(), self.meta());
         params.insert("notifications".into(), json!(filter));
-        let body =
-            json!({"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen", "params": params});
+        let body = json!(JsonRpcRequest::new(
+            RequestId::from(id),
+            "subscriptions/listen",
+            Some(&params)
+        ));
         let (tx, events) = tokio::sync::mpsc::unbounded_channel();
         // A change heard here makes the cached list it names stale.
         let cache = self.cache.clone();

@@ -13,9 +13,10 @@ use serde_json::{Map, Value, json};
 use tessera_protocol::{
     CallToolResult, DiscoverResult, ElicitRequestParams, ErrorObject, GetPromptResult,
     INPUT_KEY_META_KEY, INTERNAL_ERROR, Implementation, InputRequest, InputRequests,
-    InputRequiredResult, JsonObject, LATEST_PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSIONS,
-    METHOD_NOT_FOUND, Prompt, ReadResourceResult, RequestMeta, Resource, ResultType,
-    STATELESS_PROTOCOL_VERSIONS, SubscriptionFilter, Tool, UNSUPPORTED_PROTOCOL_VERSION,
+    InputRequiredResult, JsonObject, JsonRpcNotification, JsonRpcRequest, JsonRpcVersion,
+    LATEST_PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSIONS, METHOD_NOT_FOUND, Prompt,
+    ReadResourceResult, RequestId, RequestMeta, Resource, ResultType, STATELESS_PROTOCOL_VERSIONS,
+    SubscriptionFilter, Tool, UNSUPPORTED_PROTOCOL_VERSION,
 };
 
 use crate::http_transport::{HttpTransport, Mirrored};
@@ -220,7 +221,11 @@ impl McpClient {
             m.extend(given);
         }
         params.insert("_meta".into(), meta);
-        let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let body = json!(JsonRpcRequest::new(
+            RequestId::from(id),
+            method,
+            Some(&params)
+        ));
         let (message, status) = match &self.transport {
             Transport::Http(http) => {
                 let version = self.protocol_version();

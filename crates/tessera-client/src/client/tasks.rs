@@ -10,8 +10,13 @@ impl McpClient {
         task: String,
     ) -> impl std::future::Future<Output = ()> + Send + 'static {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let body = json!({"jsonrpc": "2.0", "id": id, "method": tessera_protocol::TASKS_CANCEL,
-            "params": {"taskId": task, "_meta": self.meta_for(tessera_protocol::TASKS_CANCEL)}});
+        let params =
+            json!({"taskId": task, "_meta": self.meta_for(tessera_protocol::TASKS_CANCEL)});
+        let body = json!(JsonRpcRequest::new(
+            RequestId::from(id),
+            tessera_protocol::TASKS_CANCEL,
+            Some(params)
+        ));
         let version = self.protocol_version();
         let transport = match &self.transport {
             Transport::Http(http) => Transport::Http(http.clone()),
