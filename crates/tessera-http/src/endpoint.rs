@@ -10,7 +10,7 @@ use tessera_protocol::{INVALID_REQUEST, RequestId, STATELESS_PROTOCOL_VERSIONS, 
 use tessera_server::intake::{self, Message, Request, RequestEra};
 use tessera_server::{McpServer, RequestFacts};
 
-use crate::headers::{PROTOCOL_VERSION, check_method_and_name, header_value};
+use crate::headers::{McpHeaders, check_method_and_name};
 use crate::host::{host_allowed, origin_allowed};
 use crate::intake::{Budget, LARGE_BODY};
 use crate::reject::{self, status_for};
@@ -258,10 +258,11 @@ impl McpEndpoint {
         mut facts: RequestFacts,
     ) -> Response<McpBody> {
         let id = Some(request.id.clone());
-        let header_version = match header_value(&head.headers, &PROTOCOL_VERSION) {
-            Ok(v) => v,
+        let headers = match McpHeaders::read(&head.headers) {
+            Ok(headers) => headers,
             Err(m) => return reject::header_mismatch(id, &m.header, &m.body),
         };
+        let header_version = headers.protocol_version;
         match request.era(header_version) {
             RequestEra::Legacy(version) => match self.options.legacy {
                 Legacy::Reject => return unsupported(id, version),
@@ -305,7 +306,8 @@ impl McpEndpoint {
         if !STATELESS_PROTOCOL_VERSIONS.contains(&body_version) {
             return unsupported(id, Some(body_version.to_owned()));
         }
-        self.mirrored_then_served(head, request, facts).await
+        self.mirrored_then_served(head, &headers, request, facts)
+            .await
     }
 
     /// Step 4, `Mcp-Method` and `Mcp-Name` mirror the body; then step 5:
@@ -313,10 +315,11 @@ impl McpEndpoint {
     async fn mirrored_then_served(
         &self,
         head: &Parts,
+        headers: &McpHeaders<'_>,
         request: Request,
         facts: RequestFacts,
     ) -> Response<McpBody> {
-        if let Err(m) = check_method_and_name(&head.headers, &request.method, request.target()) {
+        if let Err(m) = check_method_and_name(headers, &request.method, request.target()) {
             return reject::header_mismatch(Some(request.id.clone()), &m.header, &m.body);
         }
         if let Err((header, problem)) = self.check_param_headers(&head.headers, &request) {

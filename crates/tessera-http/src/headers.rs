@@ -17,28 +17,67 @@ pub(crate) struct Mismatch {
     pub body: String,
 }
 
-/// The trimmed value of header `name`; `Err` when it is not visible ASCII.
-pub(crate) fn header_value<'a>(
+/// The MCP headers of a request, read once from its head: each trimmed,
+/// visible ASCII, and sent at most once (a header repeated with another
+/// value is refused, as a repeated `Host` is, never resolved "first wins").
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct McpHeaders<'a> {
+    /// `MCP-Protocol-Version`.
+    pub protocol_version: Option<&'a str>,
+    /// `Mcp-Method`.
+    pub method: Option<&'a str>,
+    /// `Mcp-Name`, as sent (possibly Base64-encoded).
+    pub name: Option<&'a str>,
+}
+
+impl<'a> McpHeaders<'a> {
+    /// Reads the three headers from `headers`.
+    pub(crate) fn read(headers: &'a HeaderMap) -> Result<Self, Mismatch> {
+        Ok(Self {
+            protocol_version: header_value(headers, &PROTOCOL_VERSION)?,
+            method: header_value(headers, &METHOD)?,
+            name: header_value(headers, &NAME)?,
+        })
+    }
+}
+
+/// The trimmed value of header `name`: `Err` when it is not visible ASCII or
+/// is sent again with a different value.
+fn header_value<'a>(
     headers: &'a HeaderMap,
     name: &HeaderName,
 ) -> Result<Option<&'a str>, Mismatch> {
-    match headers.get(name) {
-        None => Ok(None),
-        Some(v) => v.to_str().map(|s| Some(s.trim())).map_err(|_| Mismatch {
+    let mut values = headers.get_all(name).iter();
+    let Some(first) = values.next() else {
+        return Ok(None);
+    };
+    let text = |v: &'a http::HeaderValue| {
+        v.to_str().map(str::trim).map_err(|_| Mismatch {
             header: "(invalid characters)".into(),
             body: format!("the {name} header contains characters that are not visible ASCII"),
-        }),
+        })
+    };
+    let value = text(first)?;
+    for other in values {
+        let other = text(other)?;
+        if other != value {
+            return Err(Mismatch {
+                header: format!("{value}, {other}"),
+                body: format!("the {name} header is sent more than once, with different values"),
+            });
+        }
     }
+    Ok(Some(value))
 }
 
 /// Checks `Mcp-Method` against the body's method, and `Mcp-Name` against
 /// `params.name`/`params.uri` for the methods that require it.
 pub(crate) fn check_method_and_name(
-    headers: &HeaderMap,
+    headers: &McpHeaders<'_>,
     method: &str,
     name: Option<&str>,
 ) -> Result<(), Mismatch> {
-    match header_value(headers, &METHOD)? {
+    match headers.method {
         None => {
             return Err(Mismatch {
                 header: "(missing)".into(),
@@ -62,7 +101,7 @@ pub(crate) fn check_method_and_name(
         // The body lacks the name; the server reports that as invalid params.
         return Ok(());
     };
-    match header_value(headers, &NAME)? {
+    match headers.name {
         None => Err(Mismatch {
             header: "(missing)".into(),
             body: format!(
@@ -101,6 +140,30 @@ mod tests {
             );
         }
         h
+    }
+
+    fn check_method_and_name(
+        headers: &HeaderMap,
+        method: &str,
+        name: Option<&str>,
+    ) -> Result<(), Mismatch> {
+        super::check_method_and_name(&McpHeaders::read(headers)?, method, name)
+    }
+
+    #[test]
+    fn a_header_repeated_with_another_value_is_refused() {
+        let mut h = HeaderMap::new();
+        h.append("mcp-method", "tools/call".parse().unwrap());
+        h.append("mcp-method", "tools/list".parse().unwrap());
+        let err = McpHeaders::read(&h).unwrap_err();
+        assert!(err.body.contains("more than once"), "{err:?}");
+        let mut same = HeaderMap::new();
+        same.append("mcp-protocol-version", "2026-07-28".parse().unwrap());
+        same.append("mcp-protocol-version", " 2026-07-28".parse().unwrap());
+        assert_eq!(
+            McpHeaders::read(&same).unwrap().protocol_version,
+            Some("2026-07-28")
+        );
     }
 
     #[test]

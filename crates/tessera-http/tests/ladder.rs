@@ -781,3 +781,33 @@ async fn two_hundred_concurrent_requests_all_answered() {
         assert_eq!((status, id), (200, json!(i)));
     }
 }
+
+/// An MCP header sent twice with different values is refused (-32020), as a
+/// repeated Host is, instead of the first one winning; the same value twice is
+/// one value.
+#[tokio::test]
+async fn an_mcp_header_repeated_with_another_value_is_refused() {
+    let addr = start(EndpointOptions::default()).await;
+    for name in ["Mcp-Method", "MCP-Protocol-Version"] {
+        let other = if name == "Mcp-Method" {
+            "tools/call"
+        } else {
+            "2025-11-25"
+        };
+        let own = if name == "Mcp-Method" {
+            "tools/list"
+        } else {
+            "2026-07-28"
+        };
+        let mut headers = with(&[("Mcp-Method", "tools/list")]);
+        headers.push((name, other));
+        let r = post(addr, &headers, &list(31)).await;
+        assert_eq!(r.status, 400, "{name}: {}", r.body);
+        assert_eq!(r.json()["error"]["code"], -32020, "{name}: {}", r.body);
+        assert!(r.body.contains("more than once"), "{name}: {}", r.body);
+        let mut twice = with(&[("Mcp-Method", "tools/list")]);
+        twice.push((name, own));
+        let r = post(addr, &twice, &list(32)).await;
+        assert_eq!(r.status, 200, "{name}: {}", r.body);
+    }
+}
