@@ -64,11 +64,7 @@ impl JwtVerifier {
             Some(split) => (&issuer[..split], &issuer[split..]),
             None => (issuer, ""),
         };
-        let candidates = [
-            format!("{origin}/.well-known/oauth-authorization-server{path}"),
-            format!("{origin}/.well-known/openid-configuration{path}"),
-            format!("{issuer}/.well-known/openid-configuration"),
-        ];
+        let candidates = tessera_protocol::authorization_server_metadata_urls(origin, path);
         for url in candidates {
             let Ok(response) = self.http.get(&url).send().await else {
                 continue;

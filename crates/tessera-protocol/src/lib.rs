@@ -20,6 +20,7 @@
 //! assert!(matches!(result, Outcome::Complete(_)));
 //! ```
 
+mod authorization;
 mod boxed_future;
 mod capabilities;
 pub mod clock;
@@ -48,6 +49,7 @@ mod timestamp;
 mod tools;
 mod version;
 
+pub use authorization::authorization_server_metadata_urls;
 pub use boxed_future::BoxFuture;
 pub use capabilities::*;
 pub use completion::*;

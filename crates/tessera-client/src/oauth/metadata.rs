@@ -168,18 +168,7 @@ pub(crate) async fn authorization_server(
         .map_err(|e| auth_error(format!("authorization server {issuer:?} is not a URL: {e}")))?;
     let origin = parsed.origin().ascii_serialization();
     let path = parsed.path().trim_end_matches('/');
-    let candidates = if path.is_empty() {
-        vec![
-            format!("{origin}/.well-known/oauth-authorization-server"),
-            format!("{origin}/.well-known/openid-configuration"),
-        ]
-    } else {
-        vec![
-            format!("{origin}/.well-known/oauth-authorization-server{path}"),
-            format!("{origin}/.well-known/openid-configuration{path}"),
-            format!("{origin}{path}/.well-known/openid-configuration"),
-        ]
-    };
+    let candidates = tessera_protocol::authorization_server_metadata_urls(&origin, path);
     let mut mismatched = None;
     for url in &candidates {
         let Some(doc) = get_json(http, url).await? else {
