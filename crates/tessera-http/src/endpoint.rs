@@ -216,13 +216,7 @@ impl McpEndpoint {
             Ok(Message::Request(request)) => request,
             Ok(Message::Notification(n)) => {
                 self.server.handle_notification(&n.method);
-                if n.method == tessera_protocol::CANCELLED_NOTIFICATION
-                    && let Some(id) = n
-                        .params
-                        .as_ref()
-                        .and_then(|p| p.get("requestId"))
-                        .and_then(RequestId::from_value)
-                {
+                if let Some(id) = intake::cancelled_request(&n) {
                     // Only an authenticated caller is told apart from others:
                     // an anonymous one cancels by closing its response instead.
                     let facts = caller.facts(&self.options);

@@ -199,16 +199,12 @@ fn read_message(bytes: &[u8], limits: &intake::Limits) -> Result<Option<Incoming
     Ok(Some(match message {
         Message::Request(r) => Incoming::Request(r),
         Message::Response(r) => Incoming::Response(r),
-        Message::Notification(n) if n.method == tessera_protocol::CANCELLED_NOTIFICATION => match n
-            .params
-            .as_ref()
-            .and_then(|p| p.get("requestId"))
-            .and_then(RequestId::from_value)
-        {
+        Message::Notification(n) => match intake::cancelled_request(&n) {
             Some(id) => Incoming::Cancelled(id),
-            None => return Ok(None),
+            // A cancellation naming no request in flight needs nothing.
+            None if n.method == tessera_protocol::CANCELLED_NOTIFICATION => return Ok(None),
+            None => Incoming::Notification(n.method),
         },
-        Message::Notification(n) => Incoming::Notification(n.method),
     }))
 }
 

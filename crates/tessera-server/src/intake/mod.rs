@@ -54,6 +54,15 @@ pub enum Message {
     Response(JsonRpcResponse<Value>),
 }
 
+/// The request a `notifications/cancelled` names, if `notification` is one
+/// and names a valid id.
+pub fn cancelled_request(notification: &JsonRpcNotification<Value>) -> Option<RequestId> {
+    if notification.method != tessera_protocol::CANCELLED_NOTIFICATION {
+        return None;
+    }
+    RequestId::from_value(notification.params.as_ref()?.get("requestId")?)
+}
+
 /// Reads one message from `bytes`.
 ///
 /// ```
@@ -287,6 +296,24 @@ mod tests {
             Some(&RequestId::from(4))
         );
         assert_eq!(refusal(r#"{"jsonrpc":"2.0","id":4,"#).id(), None);
+    }
+
+    #[test]
+    fn many_unknown_members_cost_time_in_proportion() {
+        // Each looked up in a set, not compared with every one before it.
+        let members: Vec<String> = (0..19_000).map(|i| format!(r#""x{i}":0"#)).collect();
+        let text = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"ping",{}}}"#,
+            members.join(",")
+        );
+        let started = std::time::Instant::now();
+        assert!(read(text.as_bytes(), &Limits::default()).is_ok());
+        assert!(started.elapsed() < std::time::Duration::from_secs(2));
+        let twice = r#"{"jsonrpc":"2.0","id":1,"method":"ping","x":0,"x":1}"#;
+        assert_eq!(
+            refusal(twice).kind(),
+            &RefusalKind::DuplicateMember("x".into())
+        );
     }
 
     #[test]

@@ -189,8 +189,19 @@ impl<'de> Visitor<'de> for FrameVisitor<'_, '_> {
         let budget = self.0.budget;
         budget.take()?;
         let mut frame = Frame::default();
-        let mut others: Vec<String> = Vec::new();
+        // Members of no meaning, kept by name only to find one named twice.
+        let mut others: std::collections::HashSet<String> = std::collections::HashSet::new();
         while let Some(key) = map.next_key::<FrameKey>()? {
+            if let FrameKey::Other(name) = key {
+                // Unknown members are read (and counted) but not kept.
+                map.next_value_seed(Counted(budget))?;
+                if others.contains(&name) {
+                    frame.duplicate.get_or_insert(name);
+                } else {
+                    others.insert(name);
+                }
+                continue;
+            }
             let slot = match &key {
                 FrameKey::Jsonrpc => &mut frame.jsonrpc,
                 FrameKey::Id => &mut frame.id,
@@ -206,16 +217,7 @@ impl<'de> Visitor<'de> for FrameVisitor<'_, '_> {
                     }
                     continue;
                 }
-                FrameKey::Other(name) => {
-                    // Unknown members are read (and counted) but not kept.
-                    map.next_value_seed(Counted(budget))?;
-                    if others.contains(name) {
-                        frame.duplicate.get_or_insert(key.name());
-                    } else {
-                        others.push(key.name());
-                    }
-                    continue;
-                }
+                FrameKey::Other(_) => continue,
             };
             let value = map.next_value_seed(Counted(budget))?;
             if slot.is_some() {
