@@ -12,9 +12,14 @@ pub use tessera_server::{
     ChangeListener, Context, Era, Form, FormChoice, FormValue, HandlerError, Interrupt,
     IntoCompletion, IntoPromptResult, IntoResourceResult, IntoToolResult, Json, McpServer,
     McpServerBuilder, MemoryBus, NotFound, Notifier, PartialArgument, PromptArguments, PromptDef,
-    RequestFacts, ResourceDef, ResourceTemplateDef, Result, State, Subscription, TaskSupport,
-    TemplateVariables, ToolDef,
+    RequestFacts, ResourceDef, ResourceTemplateDef, Result, State, Subscription, TaskRuntime,
+    TaskSupport, TemplateVariables, ToolDef,
 };
+
+/// The one intake every transport reads messages through: for a transport
+/// of your own.
+#[cfg(feature = "server")]
+pub use tessera_server::intake;
 
 #[cfg(feature = "macros")]
 pub use tessera_macros::{arguments, form, output, prompt, resource, tool};
