@@ -27,13 +27,31 @@ pub struct JwtVerifier {
     resource: String,
     http: reqwest::Client,
     keys: RwLock<Keys>,
+    /// How often a token naming an unknown key may make the set be fetched again.
+    refetch_after: Duration,
+    /// Held while the key set is fetched, so one fetch runs at a time; the
+    /// keys themselves are never locked across a fetch.
+    fetching: tokio::sync::Mutex<()>,
 }
 
 #[derive(Default)]
 struct Keys {
     jwks_uri: Option<String>,
     set: Option<JwkSet>,
+    /// When the set was fetched (a failed fetch does not make it younger).
     fetched: Option<Instant>,
+    /// When a fetch was last tried, whatever came of it.
+    tried: Option<Instant>,
+}
+
+impl Keys {
+    fn fresh(&self) -> bool {
+        self.fetched.is_some_and(|t| t.elapsed() < MAX_AGE)
+    }
+
+    fn tried_within(&self, interval: Duration) -> bool {
+        self.tried.is_some_and(|t| t.elapsed() < interval)
+    }
 }
 
 fn unavailable(e: impl std::fmt::Display) -> TokenError {
@@ -51,7 +69,16 @@ impl JwtVerifier {
                 .build()
                 .unwrap_or_default(),
             keys: RwLock::new(Keys::default()),
+            refetch_after: REFETCH_AFTER,
+            fetching: tokio::sync::Mutex::new(()),
         }
+    }
+
+    /// How often a token naming a key the cache lacks (or a failed fetch) may
+    /// make the key set be fetched again (default 30 s).
+    pub fn refetch_interval(mut self, interval: Duration) -> Self {
+        self.refetch_after = interval;
+        self
     }
 
     /// The issuer's `jwks_uri`, from its metadata (RFC 8414 first, then OpenID).
@@ -90,7 +117,11 @@ impl JwtVerifier {
     }
 
     /// The key set, fetched when missing or an hour old, or again when `kid`
-    /// is unknown; one fetch (or failure) per 30 s at most, whatever the tokens say.
+    /// is unknown; one fetch (or failure) per 30 s at most, whatever the tokens
+    /// say ([`refetch_interval`](Self::refetch_interval)). Requests whose key
+    /// is known and fresh never wait on a fetch; while the issuer cannot be
+    /// reached, keys already trusted stay usable and the fetch is retried
+    /// every interval (a failure never counts as a refresh).
     async fn key_for(&self, kid: Option<&str>) -> Result<jsonwebtoken::jwk::Jwk, TokenError> {
         let unknown = || {
             TokenError::Invalid(format!(
@@ -99,27 +130,34 @@ impl JwtVerifier {
         };
         {
             let keys = self.keys.read().await;
-            let fresh = keys.fetched.is_some_and(|t| t.elapsed() < MAX_AGE);
-            if fresh && let Some(key) = keys.set.as_ref().and_then(|s| find(s, kid)) {
+            if keys.fresh()
+                && let Some(key) = keys.set.as_ref().and_then(|s| find(s, kid))
+            {
                 return Ok(key.clone());
             }
         }
-        let mut keys = self.keys.write().await;
-        // Checked again under the lock: another request may have just fetched.
-        if keys.fetched.is_some_and(|t| t.elapsed() < REFETCH_AFTER) {
-            return match keys.set.as_ref().and_then(|s| find(s, kid)) {
-                Some(key) => Ok(key.clone()),
-                None if keys.set.is_none() => Err(TokenError::Unavailable(
-                    "the issuer's keys could not be fetched; retrying shortly".into(),
-                )),
-                None => Err(unknown()),
-            };
-        }
-        // Whatever happens next, the next fetch waits its turn.
-        keys.fetched = Some(Instant::now());
+        let _turn = self.fetching.lock().await;
+        let jwks_uri = {
+            let keys = self.keys.read().await;
+            // Looked at again in turn: the fetch before ours may have answered.
+            let known = keys.set.as_ref().and_then(|s| find(s, kid));
+            match known {
+                Some(key) if keys.fresh() || keys.tried_within(self.refetch_after) => {
+                    return Ok(key.clone());
+                }
+                None if keys.tried_within(self.refetch_after) && keys.set.is_none() => {
+                    return Err(TokenError::Unavailable(
+                        "the issuer's keys could not be fetched; retrying shortly".into(),
+                    ));
+                }
+                None if keys.tried_within(self.refetch_after) => return Err(unknown()),
+                _ => keys.jwks_uri.clone(),
+            }
+        };
+        self.keys.write().await.tried = Some(Instant::now());
         let fetched = async {
-            let uri = match &keys.jwks_uri {
-                Some(u) => u.clone(),
+            let uri = match jwks_uri {
+                Some(u) => u,
                 None => self.jwks_uri().await?,
             };
             let set: JwkSet = self
@@ -134,11 +172,23 @@ impl JwtVerifier {
             Ok::<_, TokenError>((uri, set))
         }
         .await;
-        let (uri, set) = fetched?;
-        keys.jwks_uri = Some(uri);
-        let key = find(&set, kid).cloned();
-        keys.set = Some(set);
-        key.ok_or_else(unknown)
+        let mut keys = self.keys.write().await;
+        match fetched {
+            Ok((uri, set)) => {
+                let key = find(&set, kid).cloned();
+                keys.jwks_uri = Some(uri);
+                keys.set = Some(set);
+                keys.fetched = Some(Instant::now());
+                key.ok_or_else(unknown)
+            }
+            // Keys trusted before stay usable while the issuer is unreachable.
+            Err(e) => keys
+                .set
+                .as_ref()
+                .and_then(|s| find(s, kid))
+                .cloned()
+                .ok_or(e),
+        }
     }
 }
 
@@ -156,6 +206,17 @@ impl TokenVerifier for JwtVerifier {
         Box::pin(async move {
             let invalid = |e: jsonwebtoken::errors::Error| TokenError::Invalid(e.to_string());
             let header = jsonwebtoken::decode_header(token).map_err(invalid)?;
+            // RFC 9068 §4: "Resource servers MUST verify that the typ header
+            // value is at+jwt or application/at+jwt and reject tokens carrying
+            // any other value" (an ID token is not an access token).
+            let typ = header.typ.as_deref().unwrap_or("");
+            if !typ.eq_ignore_ascii_case("at+jwt")
+                && !typ.eq_ignore_ascii_case("application/at+jwt")
+            {
+                return Err(TokenError::Invalid(format!(
+                    "the token's typ is {typ:?}; an access token's is \"at+jwt\" (RFC 9068)"
+                )));
+            }
             if !matches!(
                 header.alg,
                 Algorithm::RS256 | Algorithm::ES256 | Algorithm::EdDSA
@@ -183,9 +244,18 @@ impl TokenVerifier for JwtVerifier {
                     self.resource
                 )));
             }
+            // Tickets are bound to issuer and subject: a token naming no one is refused.
+            let subject = match claims.get("sub").and_then(Value::as_str) {
+                Some(sub) if !sub.is_empty() => sub.to_owned(),
+                _ => {
+                    return Err(TokenError::Invalid(
+                        "the token's sub is missing or empty".into(),
+                    ));
+                }
+            };
             Ok(AuthInfo {
                 issuer: self.issuer.clone(),
-                subject: claims["sub"].as_str().unwrap_or_default().to_owned(),
+                subject,
                 scopes: scopes_of(&claims),
                 client_id: claims
                     .get("client_id")
