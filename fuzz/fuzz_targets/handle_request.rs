@@ -78,7 +78,10 @@ fuzz_target!(|data: &[u8]| {
             }
         }
         1 => {
-            let limits = tessera_server::intake::Limits { max_json_values: 2_000 };
+            let limits = tessera_server::intake::Limits {
+                max_json_values: 2_000,
+                ..Default::default()
+            };
             if let Ok(tessera_server::intake::Message::Request(mut request)) =
                 tessera_server::intake::read(rest, &limits)
             {

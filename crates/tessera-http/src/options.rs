@@ -125,6 +125,13 @@ impl EndpointOptions {
         self
     }
 
+    /// Longest string JSON-RPC id a request may carry, in bytes (default 256;
+    /// a longer one gets 400 with -32600, its id not echoed).
+    pub fn max_id_bytes(mut self, bytes: usize) -> Self {
+        self.intake.max_id_bytes = bytes;
+        self
+    }
+
     /// Most request-body bytes beyond each body's first 16 KiB the endpoint
     /// reads at once, across all connections (default 64 MiB): stalled uploads
     /// cannot hold more memory than this; past it a request gets 503 with

@@ -92,6 +92,14 @@ fn table() -> Vec<(&'static str, String, Expect)> {
             error(-32600, 413, false, "bytes"),
         ),
         (
+            "an id too long to echo",
+            format!(
+                r#"{{"jsonrpc":"2.0","id":"{}","method":"tools/list","params":{{{META}}}}}"#,
+                "i".repeat(1_000_000 - 100)
+            ),
+            error(-32600, 400, false, "id is longer than 256 bytes"),
+        ),
+        (
             "a batch",
             format!("[{}]", call(r#"{"seats":1,"flight":"LH1"}"#)),
             error(-32600, 400, false, "batches"),

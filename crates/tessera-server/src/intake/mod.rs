@@ -32,13 +32,18 @@ pub struct Limits {
     /// Most JSON values (objects, arrays, strings, numbers… at any depth) a
     /// message may hold; reading stops at the first one past it.
     pub max_json_values: usize,
+    /// Longest string id, in bytes: an id is echoed in every response and
+    /// notification of its request, so its size is bounded where it enters.
+    pub max_id_bytes: usize,
 }
 
 impl Default for Limits {
-    /// 20,000 values: about a thousand times what a tool call needs.
+    /// 20,000 values (about a thousand times what a tool call needs); ids of
+    /// up to 256 bytes (a UUID is 36).
     fn default() -> Self {
         Self {
             max_json_values: 20_000,
+            max_id_bytes: 256,
         }
     }
 }
@@ -111,7 +116,7 @@ fn read_with(
         in_typed_meta: std::cell::Cell::new(false),
     };
     Ok(match read_frame(bytes, &pass) {
-        Ok(frame) => classify(frame),
+        Ok(frame) => classify(frame, limits),
         Err(_) if pass.in_typed_meta.get() => return Err(Retry),
         Err(_) if budget.exceeded() => Err(Refusal::new(
             RefusalKind::TooManyValues(limits.max_json_values),
@@ -122,7 +127,7 @@ fn read_with(
 }
 
 /// Sorts a frame into a message, or names why it is none.
-fn classify(frame: Frame) -> Result<Message, Refusal> {
+fn classify(frame: Frame, limits: &Limits) -> Result<Message, Refusal> {
     match frame.shape {
         Shape::Object => {}
         Shape::Array => return Err(Refusal::new(RefusalKind::Batch, None)),
@@ -137,6 +142,15 @@ fn classify(frame: Frame) -> Result<Message, Refusal> {
         None => Ok(None),
         Some(v) => RequestId::from_value(v).map(Some).ok_or(()),
     };
+    // An id too long to echo is not echoed, not even in its refusal.
+    if let Ok(Some(RequestId::String(long))) = &id
+        && long.len() > limits.max_id_bytes
+    {
+        return Err(Refusal::new(
+            RefusalKind::IdTooLong(limits.max_id_bytes),
+            None,
+        ));
+    }
     let id_hint = id.clone().ok().flatten();
     if let Some(key) = frame.duplicate {
         return Err(Refusal::new(RefusalKind::DuplicateMember(key), id_hint));
@@ -324,6 +338,7 @@ mod tests {
         );
         let limits = Limits {
             max_json_values: 40,
+            ..Limits::default()
         };
         let r = read(many.as_bytes(), &limits).unwrap_err();
         assert_eq!(r.kind(), &RefusalKind::TooManyValues(40));

@@ -14,6 +14,8 @@ pub enum RefusalKind {
     TooLarge(usize),
     /// More JSON values than the limit, which is given.
     TooManyValues(usize),
+    /// A string id longer than the limit (in bytes), which is given.
+    IdTooLong(usize),
     /// A JSON-RPC batch (an array): not part of MCP.
     Batch,
     /// JSON, but not a JSON-RPC message: what is wrong with it.
@@ -76,6 +78,10 @@ impl fmt::Display for Refusal {
             RefusalKind::TooManyValues(limit) => write!(
                 f,
                 "Request too large: a message may hold at most {limit} JSON values"
+            ),
+            RefusalKind::IdTooLong(limit) => write!(
+                f,
+                "Invalid Request: the id is longer than {limit} bytes; use a shorter id"
             ),
             RefusalKind::Batch => f.write_str(
                 "Invalid Request: JSON-RPC batches are not supported; send one message at a time",
