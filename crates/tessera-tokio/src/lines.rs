@@ -86,13 +86,15 @@ impl LineCodec {
     }
 }
 
-impl Decoder for LineCodec {
-    type Item = Line;
-    type Error = io::Error;
-
-    fn decode(&mut self, buf: &mut BytesMut) -> io::Result<Option<Line>> {
+impl LineCodec {
+    /// The next line in `buf` (the last one too when `at_end`).
+    fn next_line(&mut self, buf: &mut BytesMut, at_end: bool) -> io::Result<Option<Line>> {
         loop {
-            let decoded = self.0.decode(buf);
+            let decoded = if at_end {
+                self.0.decode_eof(buf)
+            } else {
+                self.0.decode(buf)
+            };
             match self.sort(decoded)? {
                 Some(Some(line)) => return Ok(Some(line)),
                 Some(None) => continue,
@@ -100,16 +102,18 @@ impl Decoder for LineCodec {
             }
         }
     }
+}
+
+impl Decoder for LineCodec {
+    type Item = Line;
+    type Error = io::Error;
+
+    fn decode(&mut self, buf: &mut BytesMut) -> io::Result<Option<Line>> {
+        self.next_line(buf, false)
+    }
 
     fn decode_eof(&mut self, buf: &mut BytesMut) -> io::Result<Option<Line>> {
-        loop {
-            let decoded = self.0.decode_eof(buf);
-            match self.sort(decoded)? {
-                Some(Some(line)) => return Ok(Some(line)),
-                Some(None) => continue,
-                None => return Ok(None),
-            }
-        }
+        self.next_line(buf, true)
     }
 }
 
