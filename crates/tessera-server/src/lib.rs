@@ -86,6 +86,9 @@ pub use resource::{ResourceDef, ResourceTemplateDef, TemplateVariables};
 pub use response::{IntoPromptResult, IntoResourceResult, IntoToolResult, Json};
 pub use server::{CacheHint, McpServer};
 pub use task_runtime::TaskRuntime;
-pub use task_store::{DEFAULT_POLL_INTERVAL, DEFAULT_TASK_TTL, MAX_KEPT_TASKS, MAX_LIVE_TASKS};
+pub use task_store::{
+    DEFAULT_POLL_INTERVAL, DEFAULT_TASK_TTL, MAX_KEPT_TASKS, MAX_KEPT_TASKS_PER_PRINCIPAL,
+    MAX_LIVE_TASKS, MAX_LIVE_TASKS_PER_PRINCIPAL, MAX_TASK_RESULT_BYTES,
+};
 pub use tessera_protocol::BoxFuture;
 pub use tool::{TaskSupport, ToolDef};

@@ -23,8 +23,18 @@ pub const DEFAULT_TASK_TTL: Duration = Duration::from_secs(3600);
 pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(500);
 /// Tasks not yet finished, at most, per server (more are refused with 503).
 pub const MAX_LIVE_TASKS: usize = 1024;
-/// Tasks kept at most, finished or not (more are refused with 503 until some expire).
+/// Tasks kept at most, finished or not (past it the oldest finished one goes;
+/// with none finished, more are refused with 503 until some expire).
 pub const MAX_KEPT_TASKS: usize = 4 * MAX_LIVE_TASKS;
+/// Tasks not yet finished, at most, per principal (anonymous callers count as
+/// one): more are refused with 503, so one caller cannot take every slot.
+pub const MAX_LIVE_TASKS_PER_PRINCIPAL: usize = 64;
+/// Tasks kept at most per principal, finished or not: past it the
+/// principal's oldest finished task goes.
+pub const MAX_KEPT_TASKS_PER_PRINCIPAL: usize = 256;
+/// The largest result a task keeps (its JSON, in bytes); a larger one ends
+/// the task `failed`, saying so.
+pub const MAX_TASK_RESULT_BYTES: usize = 4 * 1024 * 1024;
 
 /// The server's tasks, by id.
 pub(crate) struct TaskStore {
@@ -64,6 +74,8 @@ struct TaskState {
 pub(crate) enum CreateRefused {
     /// Too many tasks are running.
     Full,
+    /// The caller has as many unfinished tasks as one caller may.
+    CallersLimit,
     /// No randomness for an id.
     NoRandom,
 }
@@ -96,10 +108,24 @@ impl TaskStore {
             }
             keep
         });
+        let mine = |t: &TaskEntry| t.principal.as_deref() == principal;
+        let live_mine = tasks
+            .values()
+            .filter(|t| mine(t) && !t.state().status.is_terminal())
+            .count();
+        if live_mine >= MAX_LIVE_TASKS_PER_PRINCIPAL {
+            return Err(CreateRefused::CallersLimit);
+        }
+        if tasks.values().filter(|t| mine(t)).count() >= MAX_KEPT_TASKS_PER_PRINCIPAL {
+            evict_oldest_finished(&mut tasks, |t| mine(t));
+        }
         let live = tasks
             .values()
             .filter(|t| !t.state().status.is_terminal())
             .count();
+        if tasks.len() >= MAX_KEPT_TASKS {
+            evict_oldest_finished(&mut tasks, |_| true);
+        }
         if live >= MAX_LIVE_TASKS || tasks.len() >= MAX_KEPT_TASKS {
             return Err(CreateRefused::Full);
         }
@@ -132,6 +158,21 @@ impl TaskStore {
             .unwrap_or_default()
             >= self.ttl;
         (!expired && entry.principal.as_deref() == principal).then_some(entry)
+    }
+}
+
+/// Forgets the oldest finished task `which` selects, if there is one.
+fn evict_oldest_finished(
+    tasks: &mut HashMap<String, Arc<TaskEntry>>,
+    which: impl Fn(&TaskEntry) -> bool,
+) {
+    let oldest = tasks
+        .iter()
+        .filter(|(_, t)| which(t) && t.state().status.is_terminal())
+        .min_by_key(|(_, t)| t.created)
+        .map(|(id, _)| id.clone());
+    if let Some(id) = oldest {
+        tasks.remove(&id);
     }
 }
 
@@ -177,6 +218,16 @@ impl TaskEntry {
 
     /// Ends the task with `result` (the call's result as JSON).
     pub(crate) fn complete(&self, result: Value) {
+        let bytes = serde_json::to_vec(&result).map_or(usize::MAX, |b| b.len());
+        if bytes > MAX_TASK_RESULT_BYTES {
+            self.fail(ErrorObject::new(
+                tessera_protocol::INTERNAL_ERROR,
+                format!(
+                    "the task's result is {bytes} bytes; a task keeps results of at most {MAX_TASK_RESULT_BYTES} bytes"
+                ),
+            ));
+            return;
+        }
         self.set(TaskStatus::Completed, |s| {
             s.message = None;
             s.result = Some(result);
@@ -261,6 +312,48 @@ mod tests {
         task.complete(serde_json::json!({"content": []}));
         task.cancel();
         assert_eq!(task.view(&id, &store).status, TaskStatus::Completed);
+    }
+
+    #[test]
+    fn one_caller_cannot_take_every_slot() {
+        let store = TaskStore::new(DEFAULT_TASK_TTL, DEFAULT_POLL_INTERVAL);
+        for _ in 0..MAX_LIVE_TASKS_PER_PRINCIPAL {
+            store.create(Some("mallory")).unwrap();
+        }
+        assert!(matches!(
+            store.create(Some("mallory")),
+            Err(CreateRefused::CallersLimit)
+        ));
+        assert!(store.create(Some("alice")).is_ok());
+        assert!(store.create(None).is_ok());
+    }
+
+    #[test]
+    fn a_callers_oldest_finished_task_makes_room() {
+        let store = TaskStore::new(DEFAULT_TASK_TTL, DEFAULT_POLL_INTERVAL);
+        let (first, task) = store.create(Some("alice")).unwrap();
+        task.complete(serde_json::json!({"content": []}));
+        for _ in 1..MAX_KEPT_TASKS_PER_PRINCIPAL {
+            let (_, t) = store.create(Some("alice")).unwrap();
+            t.complete(serde_json::json!({"content": []}));
+        }
+        assert!(store.get(&first, Some("alice")).is_some());
+        store.create(Some("alice")).unwrap();
+        assert!(
+            store.get(&first, Some("alice")).is_none(),
+            "the oldest went"
+        );
+    }
+
+    #[test]
+    fn a_result_too_large_to_keep_fails_the_task() {
+        let store = TaskStore::new(DEFAULT_TASK_TTL, DEFAULT_POLL_INTERVAL);
+        let (id, task) = store.create(None).unwrap();
+        task.complete(serde_json::json!({"text": "x".repeat(MAX_TASK_RESULT_BYTES)}));
+        let view = task.view(&id, &store);
+        assert_eq!(view.status, TaskStatus::Failed);
+        assert!(view.result.is_none());
+        assert!(view.status_message.unwrap().contains("at most"));
     }
 
     #[test]

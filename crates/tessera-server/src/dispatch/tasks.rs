@@ -75,6 +75,13 @@ impl McpServer {
         let (id, entry) = store
             .create(ctx.principal())
             .map_err(|refused| match refused {
+                CreateRefused::CallersLimit => ServerError::Unavailable {
+                    message: format!(
+                        "You have {} tasks running, as many as one caller may; wait for one to finish or cancel one",
+                        crate::task_store::MAX_LIVE_TASKS_PER_PRINCIPAL
+                    ),
+                    retry_after_secs: 5,
+                },
                 CreateRefused::Full => ServerError::Unavailable {
                     message: "Too many tasks are running; try again shortly".into(),
                     retry_after_secs: 5,
