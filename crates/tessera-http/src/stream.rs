@@ -8,22 +8,26 @@ use std::task::{Context, Poll, Waker};
 
 use bytes::Bytes;
 use http::StatusCode;
-use serde_json::Value;
 use tessera_protocol::RequestId;
 use tessera_server::{BoxFuture, Handled, NotificationSink};
 
-/// Notifications a handler sent that the body has not written yet.
+/// Notifications a handler sent that the body has not written yet, as the
+/// events the body will write.
 #[derive(Default)]
 struct Mailbox {
-    queue: VecDeque<Value>,
+    queue: VecDeque<Bytes>,
+    /// The bytes of the events in `queue`.
+    bytes: usize,
     waker: Option<Waker>,
     /// Notifications dropped because the client was not reading.
     dropped: u64,
 }
 
-/// Notifications held for a client that is not reading, at most; later ones
-/// are dropped (and counted in the log) rather than growing without bound.
+/// Notifications held for a client that is not reading, at most, and the
+/// bytes they may take; later ones are dropped (and counted in the log)
+/// rather than growing without bound.
 const MAILBOX_LIMIT: usize = 4096;
+const MAILBOX_BYTES: usize = 4 * 1024 * 1024;
 
 /// What one request was, for the log line written when it finishes.
 pub(crate) struct RequestLog {
@@ -121,7 +125,7 @@ pub(crate) enum Start {
 
 /// One step of a running handler.
 enum Step {
-    Notification(Value),
+    Notification(Bytes),
     Answer(Handled),
     Pending,
 }
@@ -132,8 +136,9 @@ impl Running {
         let mailbox = Arc::new(Mutex::new(Mailbox::default()));
         let sender = Arc::clone(&mailbox);
         let sink = NotificationSink::new(move |n| {
+            let n = event(&serde_json::to_vec(&n).unwrap_or_default());
             if let Ok(mut m) = sender.lock() {
-                if m.queue.len() >= MAILBOX_LIMIT {
+                if m.queue.len() >= MAILBOX_LIMIT || m.bytes + n.len() > MAILBOX_BYTES {
                     m.dropped += 1;
                     if m.dropped.is_power_of_two() {
                         tracing::warn!(
@@ -143,6 +148,7 @@ impl Running {
                     }
                     return;
                 }
+                m.bytes += n.len();
                 m.queue.push_back(n);
                 if let Some(w) = m.waker.take() {
                     w.wake();
@@ -156,11 +162,11 @@ impl Running {
         }
     }
 
-    fn take_notification(&self) -> Option<Value> {
-        self.mailbox
-            .lock()
-            .ok()
-            .and_then(|mut m| m.queue.pop_front())
+    fn take_notification(&self) -> Option<Bytes> {
+        let mut m = self.mailbox.lock().ok()?;
+        let n = m.queue.pop_front()?;
+        m.bytes -= n.len();
+        Some(n)
     }
 
     fn has_notifications(&self) -> bool {
@@ -219,7 +225,7 @@ impl Running {
 
 /// The `text/event-stream` body: notifications as they come, then the final response.
 pub(crate) struct EventStream {
-    first: Option<Value>,
+    first: Option<Bytes>,
     running: Running,
     log: RequestLog,
     done: bool,
@@ -243,12 +249,10 @@ impl EventStream {
             return Poll::Ready(None);
         }
         if let Some(n) = self.first.take() {
-            return Poll::Ready(Some(event(&serde_json::to_vec(&n).unwrap_or_default())));
+            return Poll::Ready(Some(n));
         }
         match self.running.step(cx) {
-            Step::Notification(n) => {
-                Poll::Ready(Some(event(&serde_json::to_vec(&n).unwrap_or_default())))
-            }
+            Step::Notification(n) => Poll::Ready(Some(n)),
             Step::Answer(handled) => {
                 self.done = true;
                 self.log.finish(
@@ -306,6 +310,29 @@ mod tests {
     use std::sync::{Arc, Mutex};
 
     use super::*;
+
+    #[test]
+    fn a_client_that_does_not_read_holds_at_most_the_byte_budget() {
+        let sink = Arc::new(Mutex::new(None));
+        let kept = Arc::clone(&sink);
+        let running = Running::new(move |s| {
+            *kept.lock().unwrap() = Some(s);
+            Box::pin(std::future::pending())
+        });
+        let sink = sink.lock().unwrap().take().unwrap();
+        // 100 notifications of 100 kB: 10 MB sent, nothing read.
+        let big = "x".repeat(100_000);
+        for _ in 0..100 {
+            sink.send(
+                serde_json::json!({"jsonrpc": "2.0", "method": "notifications/message",
+                "params": {"level": "info", "data": big}}),
+            );
+        }
+        let held = running.mailbox.lock().unwrap();
+        assert!(held.bytes <= MAILBOX_BYTES, "{} bytes held", held.bytes);
+        assert_eq!(held.bytes, held.queue.iter().map(Bytes::len).sum::<usize>());
+        assert!(held.dropped > 0);
+    }
 
     /// A writer the test can read back.
     #[derive(Clone, Default)]
