@@ -332,6 +332,10 @@ impl McpServerBuilder {
             prompts,
             resources,
             templates: self.templates,
+            session_codec: self
+                .codec
+                .as_ref()
+                .map(|c| c.with_ttl(crate::bridge::SESSION_LIFETIME)),
             codec: self.codec,
             tasks,
             ledger,

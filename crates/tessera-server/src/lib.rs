@@ -36,6 +36,7 @@
 mod answer;
 mod app_state;
 mod arguments;
+pub mod bridge;
 mod builder;
 mod change;
 mod change_bus;

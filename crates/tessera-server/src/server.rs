@@ -63,6 +63,8 @@ pub struct McpServer {
     pub(crate) resources: IndexMap<String, ResourceDef>,
     pub(crate) templates: Vec<ResourceTemplateDef>,
     pub(crate) codec: Option<RequestStateCodec>,
+    /// The codec's keys with a session's lifetime, for initialize-era session ids.
+    pub(crate) session_codec: Option<RequestStateCodec>,
     /// Tasks (the tasks extension), when a tool may run as one.
     pub(crate) tasks: Option<Arc<crate::task_store::TaskStore>>,
     pub(crate) ledger: Option<Arc<dyn TicketLedger>>,

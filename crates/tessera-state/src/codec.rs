@@ -81,7 +81,7 @@ pub struct RequestStateCodec {
 }
 
 struct Inner {
-    ring: KeyRing,
+    ring: Arc<KeyRing>,
     mode: SealMode,
     ttl_secs: u64,
     max_token_len: usize,
@@ -150,7 +150,7 @@ impl RequestStateCodecBuilder {
         }
         Ok(RequestStateCodec {
             inner: Arc::new(Inner {
-                ring: self.ring,
+                ring: Arc::new(self.ring),
                 mode: self.mode,
                 ttl_secs,
                 max_token_len: self.max_token_len,
@@ -164,7 +164,7 @@ impl RequestStateCodec {
     pub fn new(ring: KeyRing) -> Self {
         Self {
             inner: Arc::new(Inner {
-                ring,
+                ring: Arc::new(ring),
                 mode: SealMode::default(),
                 ttl_secs: DEFAULT_TTL.as_secs(),
                 max_token_len: DEFAULT_MAX_TOKEN_LEN,
@@ -195,6 +195,37 @@ impl RequestStateCodec {
     /// The size budget for tokens, in bytes.
     pub fn max_token_len(&self) -> usize {
         self.inner.max_token_len
+    }
+
+    /// A codec over the same keys and mode whose tickets live `ttl` (1 s to
+    /// [`MAX_TTL`]; out of range is clamped): for a token that outlives one
+    /// round, such as a session id. Its tickets open only with a binding of
+    /// their own purpose, so use a method name no request has.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use serde_json::json;
+    /// use tessera_state::{Binding, KeyRing, RequestStateCodec, StateKey};
+    ///
+    /// let codec = RequestStateCodec::new(KeyRing::new("k1", StateKey::generate()?)?);
+    /// let sessions = codec.with_ttl(Duration::from_secs(86_400));
+    /// let binding = Binding::new("mcp/session", "", &json!({}), None, "https://mcp.example.com");
+    /// let token = sessions.seal(&"a session", &binding)?;
+    /// let opened = sessions.open::<String>(&token, &binding)?;
+    /// assert_eq!(opened.expires_at, opened.issued_at + 86_400);
+    /// assert_eq!(codec.ttl(), Duration::from_secs(600));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_ttl(&self, ttl: Duration) -> Self {
+        let inner = &*self.inner;
+        Self {
+            inner: Arc::new(Inner {
+                ring: Arc::clone(&inner.ring),
+                mode: inner.mode,
+                ttl_secs: ttl.as_secs().clamp(1, MAX_TTL.as_secs()),
+                max_token_len: inner.max_token_len,
+            }),
+        }
     }
 
     /// The key ring.

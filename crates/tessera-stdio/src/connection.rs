@@ -8,16 +8,15 @@ use tessera_protocol::{
     TRANSPORT_ERROR,
 };
 use tessera_server::intake::{self, Message, Refusal, RefusalKind, Request, RequestEra};
+use tessera_server::bridge::{Bridge, LegacySession, is_bridged};
 use tessera_server::{McpServer, NotificationSink, RequestFacts};
 use tessera_tokio::{Line, LineReader};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::task::{AbortHandle, JoinSet};
 
 use crate::StdioOptions;
-use crate::bridge::{Bridge, is_bridged};
-use crate::legacy_session::LegacySession;
 use crate::outbox::Outbox;
-use crate::peer_requests::PeerRequests;
+use crate::peer_requests::{PeerRequests, PipeAsker};
 
 /// What every request task of a connection shares.
 struct Shared {
@@ -289,18 +288,23 @@ async fn serve_request(
     let sink = NotificationSink::new(move |n| outbox.notify(&n));
     match legacy {
         Some(session) if is_bridged(&request.method) => {
+            let asker = PipeAsker {
+                peer: &shared.peer,
+                outbox: &shared.outbox,
+                patience: shared.options.question_timeout,
+            };
             Bridge {
                 server: &shared.server,
-                outbox: &shared.outbox,
-                peer: &shared.peer,
                 session: &session,
+                asker: &asker,
                 facts: RequestFacts::modern()
                     .with_notifications(sink)
                     .with_task_runtime(Arc::new(tessera_tokio::TokioTasks)),
-                options: &shared.options,
+                max_rounds: shared.options.max_bridge_rounds,
             }
             .serve(request)
             .await
+            .map(|handled| handled.to_bytes())
         }
         _ => Some(
             shared

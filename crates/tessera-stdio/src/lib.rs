@@ -20,9 +20,7 @@
 //! # }
 //! ```
 
-mod bridge;
 mod connection;
-mod legacy_session;
 mod options;
 mod outbox;
 mod peer_requests;

@@ -7,22 +7,11 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tessera_protocol::{CANCELLED_NOTIFICATION, ErrorObject, JsonRpcResponse, RequestId};
+use tessera_server::BoxFuture;
+use tessera_server::bridge::{Asker, PeerFailure};
 use tokio::sync::oneshot;
 
 use crate::outbox::Outbox;
-
-/// Why a pushed request got no result.
-#[derive(Debug)]
-pub(crate) enum PeerFailure {
-    /// The client answered with a JSON-RPC error.
-    Error(ErrorObject),
-    /// The input ended before the client answered.
-    Closed,
-    /// The client did not answer in time.
-    TimedOut(Duration),
-    /// The question could not be asked (the handler's input request is malformed).
-    Malformed(String),
-}
 
 /// Where a question's answer goes.
 type Answer = oneshot::Sender<Result<Value, ErrorObject>>;
@@ -108,6 +97,24 @@ impl PeerRequests {
     /// The input ended: every waiting question fails, and no new one is sent.
     pub(crate) fn close(&self) {
         self.waiting().take();
+    }
+}
+
+/// The era bridge's questions, asked down this connection's pipe.
+pub(crate) struct PipeAsker<'a> {
+    pub(crate) peer: &'a PeerRequests,
+    pub(crate) outbox: &'a Outbox,
+    /// How long a person may take to answer one question.
+    pub(crate) patience: Duration,
+}
+
+impl Asker for PipeAsker<'_> {
+    fn ask<'a>(
+        &'a self,
+        method: &'a str,
+        params: Value,
+    ) -> BoxFuture<'a, Result<Value, PeerFailure>> {
+        Box::pin(self.peer.ask(self.outbox, method, params, self.patience))
     }
 }
 

@@ -3,43 +3,60 @@
 //!
 //! The bridge turns the legacy call into the 2026-07-28 request it stands for
 //! (the client's `initialize` capabilities as `clientCapabilities`), hands it
-//! to [`McpServer::handle`], and while the result is `input_required` sends
-//! each input request to the client over the same pipe (`elicitation/create`,
-//! `sampling/createMessage`, `roots/list`), then retries with the answers and
-//! the ticket exactly as a 2026-07-28 client would. The ticket never leaves
-//! the process; the client sees one call and one result in the old shape.
+//! to [`McpServer::handle`], and while the result is `input_required` puts
+//! each input request to the client through the transport's [`Asker`]
+//! (`elicitation/create`, `sampling/createMessage`, `roots/list`), then
+//! retries with the answers and the ticket exactly as a 2026-07-28 client
+//! would. The ticket never leaves the server; the client sees one call and
+//! one result in the old shape. Stdio and Streamable HTTP both serve
+//! initialize-era calls through this one bridge.
+
+mod asker;
+mod session;
+
+use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 use tessera_protocol::{
-    CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, ErrorObject, INPUT_KEY_META_KEY, INTERNAL_ERROR,
-    JsonRpcErrorResponse, JsonRpcRequest, JsonRpcVersion, LATEST_PROTOCOL_VERSION,
-    PROTOCOL_VERSION_KEY, RequestId, ResultType,
+    CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, INPUT_KEY_META_KEY, JsonRpcRequest, JsonRpcVersion,
+    LATEST_PROTOCOL_VERSION, PROTOCOL_VERSION_KEY, ResultType,
 };
-use tessera_server::intake::Request;
-use tessera_server::{McpServer, RequestFacts, to_legacy_shape};
 
-use crate::legacy_session::LegacySession;
-use crate::outbox::Outbox;
-use crate::peer_requests::{PeerFailure, PeerRequests};
+pub use asker::{Asker, PeerFailure};
+pub use session::{
+    LegacySession, MAX_SESSION_JSON_BYTES, OpenedSession, SESSION_LIFETIME, SessionError,
+};
+
+use crate::intake::Request;
+use crate::{Handled, McpServer, RequestFacts, ServerError, to_legacy_shape};
+
+/// Most rounds the bridge runs for one call unless told otherwise: 16.
+pub const DEFAULT_MAX_ROUNDS: usize = 16;
 
 /// Methods whose handlers may ask for input: the ones the bridge serves.
-pub(crate) fn is_bridged(method: &str) -> bool {
+pub fn is_bridged(method: &str) -> bool {
     matches!(method, "tools/call" | "prompts/get" | "resources/read")
 }
 
 /// Everything one bridged call uses.
-pub(crate) struct Bridge<'a> {
-    pub(crate) server: &'a McpServer,
-    pub(crate) outbox: &'a Outbox,
-    pub(crate) peer: &'a PeerRequests,
-    pub(crate) session: &'a LegacySession,
-    pub(crate) facts: RequestFacts,
-    pub(crate) options: &'a crate::StdioOptions,
+pub struct Bridge<'a> {
+    /// The server whose handler answers.
+    pub server: &'a McpServer,
+    /// The client's handshake.
+    pub session: &'a LegacySession,
+    /// Where questions go.
+    pub asker: &'a dyn Asker,
+    /// The caller's facts (principal, notifications, task runtime); the
+    /// bridge serves each round as a 2026-07-28 request.
+    pub facts: RequestFacts,
+    /// Most rounds for one call ([`DEFAULT_MAX_ROUNDS`]).
+    pub max_rounds: usize,
 }
 
 impl Bridge<'_> {
-    /// Serves `request` to the end; `None` when the client went away mid-call.
-    pub(crate) async fn serve(self, request: Request) -> Option<Vec<u8>> {
+    /// Serves `request` to the end: its result in the old shape, or its
+    /// error; `None` when the client went away mid-call.
+    pub async fn serve(self, request: Request) -> Option<Handled> {
         let (id, method) = (request.id.clone(), request.method.clone());
         let mut params = match request.into_params() {
             Some(Value::Object(o)) => o,
@@ -61,10 +78,17 @@ impl Bridge<'_> {
             meta.insert(CLIENT_INFO_KEY.into(), info.clone());
         }
         params.insert("_meta".into(), Value::Object(meta));
+        let mut facts = self.facts.clone();
+        facts.era = crate::Era::Modern;
+        let failed = |message: String| {
+            Some(Handled {
+                id: id.clone(),
+                result: Err(ServerError::Internal { message }),
+            })
+        };
 
-        let max_rounds = self.options.max_bridge_rounds;
         let mut retry: Option<(Value, Map<String, Value>)> = None;
-        for attempt in 1..=max_rounds {
+        for attempt in 1..=self.max_rounds {
             let mut round = params.clone();
             if let Some((state, answers)) = retry.take() {
                 round.insert("requestState".into(), state);
@@ -79,18 +103,25 @@ impl Bridge<'_> {
                         method: method.clone(),
                         params: Some(Value::Object(round)),
                     },
-                    self.facts.clone(),
+                    facts.clone(),
                 )
                 .await;
             let Some(mut result) = handled.result_value() else {
                 // An error (or a result that does not parse back, which the server never sends).
-                return Some(handled.to_bytes());
+                return Some(handled);
             };
             match ResultType::of(&result) {
                 Ok(ResultType::InputRequired) => {}
                 _ => {
                     to_legacy_shape(&mut result);
-                    return Some(response(&id, result));
+                    return Some(Handled {
+                        id,
+                        result: serde_json::value::to_raw_value(&result).map_err(|e| {
+                            ServerError::Internal {
+                                message: format!("result cannot be serialised: {e}"),
+                            }
+                        }),
+                    });
                 }
             }
             let state = result.get("requestState").cloned().unwrap_or(Value::Null);
@@ -106,42 +137,38 @@ impl Bridge<'_> {
                     }
                     Err(PeerFailure::Closed) => return None,
                     Err(PeerFailure::TimedOut(waited)) => {
-                        return Some(error(
-                            &id,
-                            format!(
-                                "the client did not answer input request '{key}' within {waited:?}"
-                            ),
+                        return failed(format!(
+                            "the client did not answer input request '{key}' within {waited:?}"
                         ));
                     }
                     Err(PeerFailure::Malformed(problem)) => {
-                        return Some(error(&id, format!("{method}: {problem}")));
+                        return failed(format!("{method}: {problem}"));
                     }
                     Err(PeerFailure::Error(e)) => {
-                        return Some(error(
-                            &id,
-                            format!(
-                                "the client failed input request '{key}' with error {}: {}",
-                                e.code, e.message
-                            ),
+                        return failed(format!(
+                            "the client failed input request '{key}' with error {}: {}",
+                            e.code, e.message
                         ));
                     }
                 }
             }
-            if answers.is_empty() {
+            if answers.is_empty()
+                && let Some(runtime) = &facts.tasks
+            {
                 // Nothing asked: the handler wants another round with its state; back off a little.
-                tokio::time::sleep(std::time::Duration::from_millis(50 * attempt as u64)).await;
+                runtime
+                    .sleep(Duration::from_millis(50 * attempt as u64))
+                    .await;
             }
             retry = Some((state, answers));
         }
-        Some(error(
-            &id,
-            format!(
-                "{method}: the handler asked for input more than {max_rounds} times in one call"
-            ),
+        failed(format!(
+            "{method}: the handler asked for input more than {} times in one call",
+            self.max_rounds
         ))
     }
 
-    /// Pushes one input request (`{method, params}`) to the client as the request it is.
+    /// Puts one input request (`{method, params}`) to the client as the request it is.
     async fn ask(&self, key: &str, asked: Value) -> Result<Value, PeerFailure> {
         let method = asked
             .get("method")
@@ -169,25 +196,6 @@ impl Bridge<'_> {
         if let Value::Object(meta) = meta {
             meta.insert(INPUT_KEY_META_KEY.into(), json!(key));
         }
-        self.peer
-            .ask(
-                self.outbox,
-                &method,
-                Value::Object(params),
-                self.options.question_timeout,
-            )
-            .await
+        self.asker.ask(&method, Value::Object(params)).await
     }
-}
-
-fn response(id: &RequestId, result: Value) -> Vec<u8> {
-    serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": id, "result": result})).unwrap_or_default()
-}
-
-fn error(id: &RequestId, message: String) -> Vec<u8> {
-    serde_json::to_vec(&JsonRpcErrorResponse::new(
-        Some(id.clone()),
-        ErrorObject::new(INTERNAL_ERROR, message),
-    ))
-    .unwrap_or_default()
 }
