@@ -20,7 +20,7 @@ use crate::{AuthDecision, EndpointOptions, Legacy, McpBody};
 /// Serves an [`McpServer`] over Streamable HTTP, statelessly.
 #[derive(Clone)]
 pub struct McpEndpoint {
-    server: Arc<McpServer>,
+    pub(crate) server: Arc<McpServer>,
     options: Arc<EndpointOptions>,
     /// Body bytes being read now, across connections.
     pub(crate) bytes_in_flight: Arc<Budget>,
@@ -28,6 +28,8 @@ pub struct McpEndpoint {
     large_bodies: Arc<Budget>,
     /// Requests being served, for `notifications/cancelled`.
     in_flight: Arc<crate::in_flight::InFlight>,
+    /// Initialize-era sessions' questions waiting for answers, and sessions ended.
+    pub(crate) sessions: Arc<crate::legacy::Sessions>,
 }
 
 impl McpEndpoint {
@@ -39,6 +41,7 @@ impl McpEndpoint {
             bytes_in_flight: Arc::default(),
             large_bodies: Arc::default(),
             in_flight: Arc::default(),
+            sessions: Arc::default(),
         }
     }
 
@@ -113,6 +116,12 @@ impl McpEndpoint {
             return Some(self.preflight(head));
         }
         if head.method != Method::POST {
+            if self.options.legacy == Legacy::Serve
+                && (head.method == Method::GET || head.method == Method::DELETE)
+            {
+                // Session methods: the session decides (after authentication).
+                return None;
+            }
             let mut r = reject::error(
                 StatusCode::METHOD_NOT_ALLOWED,
                 None,
@@ -228,6 +237,10 @@ impl McpEndpoint {
                 }
                 return reject::empty(StatusCode::ACCEPTED);
             }
+            Ok(Message::Response(response)) if self.options.legacy == Legacy::Serve => {
+                let facts = caller.facts(&self.options);
+                return self.answer_question(head, facts.principal.as_deref(), response);
+            }
             Ok(Message::Response(_)) => {
                 return reject::error(
                     StatusCode::BAD_REQUEST,
@@ -266,6 +279,7 @@ impl McpEndpoint {
                     };
                     return self.dispatch(request, facts).await;
                 }
+                Legacy::Serve => return self.serve_session(head, request, facts).await,
             },
             RequestEra::Modern => {}
         }
@@ -370,7 +384,30 @@ impl McpEndpoint {
         Ok(())
     }
 
-    async fn dispatch(&self, request: Request, facts: RequestFacts) -> Response<McpBody> {
+    pub(crate) async fn dispatch(
+        &self,
+        request: Request,
+        facts: RequestFacts,
+    ) -> Response<McpBody> {
+        self.dispatch_with(request, facts, |server, request, facts| async move {
+            server.serve(request, facts).await
+        })
+        .await
+    }
+
+    /// Serves `request` with `serve` (the server itself, or the era bridge in
+    /// front of it) and frames what it says: JSON, or an event stream once it
+    /// sends something before its answer.
+    pub(crate) async fn dispatch_with<S, F>(
+        &self,
+        request: Request,
+        facts: RequestFacts,
+        serve: S,
+    ) -> Response<McpBody>
+    where
+        S: FnOnce(Arc<McpServer>, Request, RequestFacts) -> F + Send + 'static,
+        F: std::future::Future<Output = tessera_server::Handled> + Send + 'static,
+    {
         let log = RequestLog::new(
             &request.method,
             request.target(),
@@ -386,7 +423,7 @@ impl McpEndpoint {
             let facts = facts.with_notifications(sink);
             Box::pin(tracing::Instrument::instrument(
                 async move {
-                    let served = registration.run(server.serve(request, facts));
+                    let served = registration.run(serve(server, request, facts));
                     served.await.unwrap_or(tessera_server::Handled {
                         id,
                         result: Err(tessera_server::ServerError::Cancelled),
@@ -539,7 +576,7 @@ pub(crate) struct Caller {
 
 impl Caller {
     /// The facts of a modern request from this caller, with the endpoint's task runtime.
-    fn facts(self, options: &EndpointOptions) -> RequestFacts {
+    pub(crate) fn facts(self, options: &EndpointOptions) -> RequestFacts {
         RequestFacts {
             era: tessera_server::Era::Modern,
             principal: self.principal,

@@ -28,6 +28,7 @@ mod headers;
 mod host;
 mod in_flight;
 mod intake;
+mod legacy;
 mod options;
 mod reject;
 #[cfg(feature = "server")]
@@ -42,6 +43,10 @@ pub use deadline::BodyReadTimeout;
 #[cfg(feature = "server")]
 pub use deadline::{DeadlineBody, DeadlineError};
 pub use endpoint::McpEndpoint;
+pub use legacy::{
+    DEFAULT_QUESTION_TIMEOUT, MAX_ENDED_SESSIONS, MAX_QUESTIONS, MAX_QUESTIONS_PER_SESSION,
+    SESSION_NOT_FOUND,
+};
 pub use options::{EndpointOptions, Legacy, resource_metadata_url};
 pub use reject::misconfigured;
 #[cfg(feature = "server")]

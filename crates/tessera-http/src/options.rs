@@ -8,11 +8,17 @@ use crate::Authenticate;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Legacy {
     /// Refuse them with 400 and -32022 naming the supported versions.
-    #[default]
     Reject,
     /// Serve them per request, without sessions, in the old result shapes;
     /// a handler that asks for input fails at once with an explanation.
     Stateless,
+    /// Serve them the sessionful Streamable HTTP of their revision: the
+    /// session id is sealed from the handshake (any instance sharing the key
+    /// serves any request of it), and a handler's questions are pushed on
+    /// the call's event stream as the requests they are. Needs the server's
+    /// requestState key; without one, clients are served as by `Stateless`.
+    #[default]
+    Serve,
 }
 
 /// Endpoint settings: route, eras, host and origin checks, CORS, body limit, auth.
@@ -21,6 +27,7 @@ pub struct EndpointOptions {
     /// The one path served; `None` serves any path (the router in front chose it).
     pub(crate) route: Option<String>,
     pub(crate) legacy: Legacy,
+    pub(crate) question_timeout: std::time::Duration,
     pub(crate) allowed_hosts: Vec<String>,
     pub(crate) any_host: bool,
     pub(crate) allowed_origins: Vec<String>,
@@ -41,7 +48,8 @@ impl Default for EndpointOptions {
     fn default() -> Self {
         Self {
             route: Some("/mcp".into()),
-            legacy: Legacy::Reject,
+            legacy: Legacy::Serve,
+            question_timeout: crate::legacy::DEFAULT_QUESTION_TIMEOUT,
             allowed_hosts: Vec::new(),
             any_host: false,
             allowed_origins: Vec::new(),
@@ -81,9 +89,17 @@ impl EndpointOptions {
         self
     }
 
-    /// What to do with initialize-era clients (default [`Legacy::Reject`]).
+    /// What to do with initialize-era clients (default [`Legacy::Serve`]).
     pub fn legacy(mut self, legacy: Legacy) -> Self {
         self.legacy = legacy;
+        self
+    }
+
+    /// How long a question pushed to an initialize-era client waits for its
+    /// answer (default 30 minutes: a person reading a form); the call then
+    /// fails with an error saying so.
+    pub fn question_timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.question_timeout = timeout;
         self
     }
 

@@ -48,6 +48,11 @@ impl McpEndpoint {
             Some(refusal) => refusal,
             None => match self.authenticate(&head).await {
                 Err(refusal) => refusal,
+                // GET and DELETE reach here only for initialize-era sessions.
+                Ok(caller) if head.method != http::Method::POST => {
+                    let facts = caller.facts(self.options());
+                    self.session_method(&head, facts.principal.as_deref())
+                }
                 Ok(caller) => match self.read_body(&head, body).await {
                     Ok((bytes, _reservation)) => self.handle_body(&head, caller, bytes).await,
                     Err(refusal) => refusal,

@@ -7,8 +7,8 @@ use tessera_protocol::{
     ErrorObject, INITIALIZE, INTERNAL_ERROR, INVALID_REQUEST, JsonRpcErrorResponse, RequestId,
     TRANSPORT_ERROR,
 };
-use tessera_server::intake::{self, Message, Refusal, RefusalKind, Request, RequestEra};
 use tessera_server::bridge::{Bridge, LegacySession, is_bridged};
+use tessera_server::intake::{self, Message, Refusal, RefusalKind, Request, RequestEra};
 use tessera_server::{McpServer, NotificationSink, RequestFacts};
 use tessera_tokio::{Line, LineReader};
 use tokio::io::{AsyncRead, AsyncWrite};

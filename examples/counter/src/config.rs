@@ -35,13 +35,14 @@ pub struct Config {
 
 /// Usage text.
 pub const USAGE: &str =
-    "usage: counter [--addr HOST:PORT] [--legacy reject|stateless] [--ttl SECONDS] [--dev]
+    "usage: counter [--addr HOST:PORT] [--legacy reject|stateless|serve] [--ttl SECONDS] [--dev]
                [--single-use] [--ledger redis://HOST:PORT/]
                [--oauth-issuer URL [--oauth-resource URL] [--oauth-scope SCOPE]]
        counter --stdio [--ttl SECONDS] [--dev] [--single-use]
 
   --addr     where to listen (default 127.0.0.1:8787, or 127.0.0.1:$PORT)
-  --legacy   initialize-era clients over HTTP: reject (default) or stateless
+  --legacy   initialize-era clients over HTTP: reject (default), stateless, or
+             serve (sessions, with forms pushed as elicitation/create)
   --stdio    serve one client on stdin/stdout (as Claude Code and Claude Desktop
              launch local servers); initialize-era clients get the forms as
              elicitation/create requests
@@ -89,9 +90,10 @@ impl Config {
                     config.legacy = match value("--legacy")?.as_str() {
                         "reject" => Legacy::Reject,
                         "stateless" => Legacy::Stateless,
+                        "serve" => Legacy::Serve,
                         other => {
                             return Err(format!(
-                                "--legacy takes reject or stateless, not {other:?}"
+                                "--legacy takes reject, stateless or serve, not {other:?}"
                             ));
                         }
                     }

@@ -11,11 +11,12 @@ use std::sync::Arc;
 use tessera::http::{EndpointOptions, Legacy, McpEndpoint};
 use tessera::state::{KeyRing, RequestStateCodec, StateKey};
 
-const USAGE: &str = "usage: everything-server [--addr HOST:PORT] [--legacy reject|stateless]
+const USAGE: &str = "usage: everything-server [--addr HOST:PORT] [--legacy reject|stateless|serve]
 
   --addr     where to listen (default 127.0.0.1:$PORT, or 127.0.0.1:3000)
-  --legacy   initialize-era clients: refused (reject, the default) or served
-             per request without sessions (stateless)
+  --legacy   initialize-era clients: refused (reject, the default), served
+             per request without sessions (stateless), or served in sessions
+             with questions pushed as requests (serve)
 
 Serves the MCP conformance fixture at http://HOST:PORT/mcp with a fresh
 requestState key, and prints `listening on http://HOST:PORT/mcp` when ready.";
@@ -57,7 +58,12 @@ fn settings(
                 legacy = match args.next().as_deref() {
                     Some("reject") => Legacy::Reject,
                     Some("stateless") => Legacy::Stateless,
-                    _ => return Err(format!("--legacy takes reject or stateless\n\n{USAGE}")),
+                    Some("serve") => Legacy::Serve,
+                    _ => {
+                        return Err(format!(
+                            "--legacy takes reject, stateless or serve\n\n{USAGE}"
+                        ));
+                    }
                 }
             }
             "-h" | "--help" => return Err(USAGE.to_owned()),

@@ -102,7 +102,11 @@ impl LegacySession {
     /// Seals the session into an `Mcp-Session-Id`, bound to `principal` and
     /// the server's audience, valid for [`SESSION_LIFETIME`]. The id is
     /// base64url and dots: visible ASCII, as the transport requires.
-    pub fn seal(&self, server: &McpServer, principal: Option<&str>) -> Result<String, SessionError> {
+    pub fn seal(
+        &self,
+        server: &McpServer,
+        principal: Option<&str>,
+    ) -> Result<String, SessionError> {
         let codec = server.session_codec.as_ref().ok_or(SessionError::NoCodec)?;
         let len = crate::answer::json_len(&self.capabilities)
             + self.client_info.as_ref().map_or(0, crate::answer::json_len);
@@ -162,7 +166,9 @@ mod tests {
     }
 
     fn server() -> McpServer {
-        let key = tessera_state::StateKey::from_secret_str("a session test secret of 32 bytes or more").unwrap();
+        let key =
+            tessera_state::StateKey::from_secret_str("a session test secret of 32 bytes or more")
+                .unwrap();
         McpServer::builder("s", "1")
             .request_state(tessera_state::RequestStateCodec::new(
                 tessera_state::KeyRing::new("k1", key).unwrap(),

@@ -1,0 +1,258 @@
+//! Initialize-era clients in sessions ([`Legacy::Serve`](crate::Legacy::Serve)):
+//! the sessionful Streamable HTTP of revisions 2025-03-26 to 2025-11-25,
+//! served by the same handlers and the same era bridge as stdio.
+//!
+//! - `initialize` answers with an `Mcp-Session-Id`: the handshake sealed
+//!   ([`LegacySession::seal`]), so any instance sharing the key serves any
+//!   request of the session and none keeps a session table.
+//! - A call whose handler asks for input answers with an event stream; each
+//!   question is pushed on it as the request it is (`elicitation/create`, …),
+//!   the client POSTs the response, the bridge runs the handler again with
+//!   the answers, and the result ends the stream.
+//! - DELETE ends a session; a request of an unknown, expired or ended session
+//!   gets 404, and one without a session id (other than `initialize`) 400.
+
+mod ended;
+mod questions;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use http::request::Parts;
+use http::{HeaderValue, Method, Response, StatusCode};
+use serde_json::Value;
+use tessera_protocol::{INITIALIZE, INVALID_PARAMS, INVALID_REQUEST, JsonRpcResponse, RequestId};
+use tessera_server::bridge::{Bridge, LegacySession, OpenedSession, SessionError, is_bridged};
+use tessera_server::intake::Request;
+use tessera_server::{Era, Handled, RequestFacts, ServerError};
+
+pub use ended::MAX_ENDED_SESSIONS;
+use questions::{Delivery, Questions, StreamAsker};
+pub use questions::{MAX_QUESTIONS, MAX_QUESTIONS_PER_SESSION};
+
+use crate::{McpBody, McpEndpoint, reject};
+
+/// The session header (the transport spells it `Mcp-Session-Id`; header names are case-insensitive).
+pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
+
+/// The JSON-RPC code of a 404 for an unknown session (the one the other SDKs send).
+pub const SESSION_NOT_FOUND: i32 = -32001;
+
+/// How long a pushed question waits for its answer unless configured: 30 minutes, as on stdio.
+pub const DEFAULT_QUESTION_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+
+/// The endpoint's session state: the questions waiting for answers and the
+/// sessions ended here. Nothing else of a session lives on the server.
+#[derive(Default)]
+pub(crate) struct Sessions {
+    questions: Arc<Questions>,
+    ended: ended::Ended,
+}
+
+impl McpEndpoint {
+    /// An initialize-era request under [`Legacy::Serve`](crate::Legacy::Serve).
+    pub(crate) async fn serve_session(
+        &self,
+        head: &Parts,
+        request: Request,
+        mut facts: RequestFacts,
+    ) -> Response<McpBody> {
+        if request.method == INITIALIZE {
+            return self.initialize(request, facts).await;
+        }
+        if self.server.request_state_codec().is_none() {
+            // No key, no sessions: served per request, as Legacy::Stateless does.
+            facts.era = Era::Legacy {
+                version: head
+                    .headers
+                    .get("mcp-protocol-version")
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("2025-03-26")
+                    .to_owned(),
+            };
+            return self.dispatch(request, facts).await;
+        }
+        let id = Some(request.id.clone());
+        let opened = match self.open_session(head, facts.principal.as_deref(), id) {
+            Ok(opened) => opened,
+            Err(refusal) => return refusal,
+        };
+        facts.era = Era::Legacy {
+            version: opened.session.version.clone(),
+        };
+        if !is_bridged(&request.method) {
+            return self.dispatch(request, facts).await;
+        }
+        let questions = Arc::clone(&self.sessions.questions);
+        let patience = self.options().question_timeout;
+        self.dispatch_with(request, facts, move |server, request, facts| async move {
+            let id = request.id.clone();
+            let Some(stream) = facts.notifications.clone() else {
+                return Handled {
+                    id,
+                    result: Err(ServerError::Internal {
+                        message: "no event stream to push questions on".into(),
+                    }),
+                };
+            };
+            let asker = StreamAsker {
+                questions,
+                session: opened.key,
+                stream,
+                patience,
+                runtime: facts.tasks.clone(),
+            };
+            let bridge = Bridge {
+                server: &server,
+                session: &opened.session,
+                asker: &asker,
+                facts,
+                max_rounds: tessera_server::bridge::DEFAULT_MAX_ROUNDS,
+            };
+            bridge.serve(request).await.unwrap_or(Handled {
+                id,
+                result: Err(ServerError::Cancelled),
+            })
+        })
+        .await
+    }
+
+    /// `initialize`: the usual answer, with the session id sealed from the handshake.
+    async fn initialize(&self, request: Request, mut facts: RequestFacts) -> Response<McpBody> {
+        let session = LegacySession::from_initialize(&request.params);
+        let sealed = session.seal(&self.server, facts.principal.as_deref());
+        let sealed = match sealed {
+            Ok(sealed) => Some(sealed),
+            Err(SessionError::NoCodec) => {
+                // No key, no sessions: served per request, as Legacy::Stateless does.
+                tracing::warn!(
+                    "an initialize-era client is served without a session: this server has no requestState key"
+                );
+                None
+            }
+            Err(e) => {
+                return reject::error(
+                    StatusCode::BAD_REQUEST,
+                    Some(request.id.clone()),
+                    INVALID_PARAMS,
+                    format!("Invalid initialize params: {e}"),
+                    None,
+                );
+            }
+        };
+        facts.era = Era::Legacy {
+            version: session.version,
+        };
+        let mut response = self.dispatch(request, facts).await;
+        if let Some(value) = sealed.and_then(|s| HeaderValue::from_str(&s).ok()) {
+            response.headers_mut().insert(SESSION_HEADER, value);
+        }
+        response
+    }
+
+    /// The session a request names, or the refusal to send: 400 without an
+    /// id, 404 for one that is not (or no longer) a session of this server
+    /// for this caller.
+    fn open_session(
+        &self,
+        head: &Parts,
+        principal: Option<&str>,
+        id: Option<RequestId>,
+    ) -> Result<OpenedSession, Response<McpBody>> {
+        let Some(header) = head.headers.get(SESSION_HEADER) else {
+            return Err(reject::error(
+                StatusCode::BAD_REQUEST,
+                id,
+                INVALID_REQUEST,
+                "Bad Request: the Mcp-Session-Id header is required; send initialize first to open a session",
+                None,
+            ));
+        };
+        let not_found = |why: &str| {
+            reject::error(
+                StatusCode::NOT_FOUND,
+                id.clone(),
+                SESSION_NOT_FOUND,
+                format!("Session not found: {why}; send initialize to open a new session"),
+                None,
+            )
+        };
+        let Ok(token) = header.to_str() else {
+            return Err(not_found("the session id is not text"));
+        };
+        match LegacySession::open(&self.server, token, principal) {
+            Ok(opened) if self.sessions.ended.is_ended(&opened.key) => {
+                Err(not_found("the session was ended"))
+            }
+            Ok(opened) => Ok(opened),
+            Err(SessionError::Open(e)) => {
+                tracing::debug!(reason = e.reason(), "a session id did not open");
+                Err(not_found("the session id is unknown, expired or not yours"))
+            }
+            Err(e) => Err(not_found(&e.to_string())),
+        }
+    }
+
+    /// A client's response to a pushed question: to the call waiting for it.
+    pub(crate) fn answer_question(
+        &self,
+        head: &Parts,
+        principal: Option<&str>,
+        response: JsonRpcResponse<Value>,
+    ) -> Response<McpBody> {
+        let opened = match self.open_session(head, principal, None) {
+            Ok(opened) => opened,
+            Err(refusal) => return refusal,
+        };
+        let id = match &response {
+            JsonRpcResponse::Result(r) => Some(r.id.to_string()),
+            JsonRpcResponse::Error(e) => e.id.as_ref().map(ToString::to_string),
+        };
+        match self.sessions.questions.deliver(&opened.key, response) {
+            Delivery::Delivered => reject::empty(StatusCode::ACCEPTED),
+            Delivery::NoSuchQuestion => reject::error(
+                StatusCode::BAD_REQUEST,
+                None,
+                INVALID_REQUEST,
+                format!(
+                    "Bad Request: no question {} of this session is waiting for an answer (it was answered or withdrawn, timed out, or the server instance that asked it is gone)",
+                    id.as_deref().unwrap_or("(no id)")
+                ),
+                None,
+            ),
+        }
+    }
+
+    /// GET and DELETE on the endpoint, which only sessions have.
+    pub(crate) fn session_method(
+        &self,
+        head: &Parts,
+        principal: Option<&str>,
+    ) -> Response<McpBody> {
+        let opened = match self.open_session(head, principal, None) {
+            Ok(opened) => opened,
+            Err(refusal) => return refusal,
+        };
+        if head.method == Method::DELETE {
+            if self.sessions.ended.end(&opened.key, opened.expires_at) {
+                return reject::empty(StatusCode::OK);
+            }
+            return reject::unavailable(
+                "Service Unavailable: the server remembers as many ended sessions as it can; retry later",
+                60,
+            );
+        }
+        let mut r = reject::error(
+            StatusCode::METHOD_NOT_ALLOWED,
+            None,
+            tessera_protocol::TRANSPORT_ERROR,
+            "Method not allowed: this server offers no standalone event stream",
+            None,
+        );
+        r.headers_mut().insert(
+            http::header::ALLOW,
+            HeaderValue::from_static("POST, DELETE"),
+        );
+        r
+    }
+}

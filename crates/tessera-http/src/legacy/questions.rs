@@ -1,0 +1,250 @@
+//! Questions an initialize-era call has pushed on its event stream, waiting
+//! for the answers the client POSTs.
+//!
+//! A pushed question is a JSON-RPC request (`elicitation/create`, …) written
+//! on the call's SSE stream; the client answers with a JSON-RPC response in
+//! a new POST carrying the same `Mcp-Session-Id`. The table pairs the two by
+//! session and question id, so an answer reaches only the call of its own
+//! session. It is bounded per session and in all; a question whose asker is
+//! gone (the client closed the stream, the call was cancelled) leaves it.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures_channel::oneshot;
+use serde_json::{Value, json};
+use tessera_protocol::{ErrorObject, JsonRpcResponse, RequestId};
+use tessera_server::bridge::{Asker, PeerFailure};
+use tessera_server::{BoxFuture, NotificationSink, TaskRuntime};
+
+/// Questions one session may have open at once: 16.
+pub const MAX_QUESTIONS_PER_SESSION: usize = 16;
+
+/// Questions open at once across every session of the endpoint: 10,000.
+pub const MAX_QUESTIONS: usize = 10_000;
+
+type Answer = oneshot::Sender<Result<Value, ErrorObject>>;
+
+/// The open questions, by session and question id.
+#[derive(Default)]
+pub(crate) struct Questions {
+    next_id: AtomicU64,
+    open: Mutex<Open>,
+}
+
+#[derive(Default)]
+struct Open {
+    by_key: HashMap<(String, RequestId), Answer>,
+    per_session: HashMap<String, usize>,
+}
+
+/// What became of a POSTed answer.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Delivery {
+    /// A waiting call took it.
+    Delivered,
+    /// No question of this session has that id (answered already, given up,
+    /// or asked by a server instance that is gone).
+    NoSuchQuestion,
+}
+
+impl Questions {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Open> {
+        self.open
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Opens a question for `session`: its id and where the answer arrives.
+    fn open(
+        &self,
+        session: &str,
+    ) -> Result<(RequestId, oneshot::Receiver<Result<Value, ErrorObject>>), PeerFailure> {
+        let mut open = self.lock();
+        let mine = open.per_session.get(session).copied().unwrap_or(0);
+        if mine >= MAX_QUESTIONS_PER_SESSION {
+            return Err(PeerFailure::Malformed(format!(
+                "this session already has {MAX_QUESTIONS_PER_SESSION} questions waiting for answers; answer or cancel one first"
+            )));
+        }
+        if open.by_key.len() >= MAX_QUESTIONS {
+            return Err(PeerFailure::Malformed(format!(
+                "the server has {MAX_QUESTIONS} questions waiting for answers; try again later"
+            )));
+        }
+        let n = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let id = RequestId::String(format!("tessera-q{n}"));
+        let (tx, rx) = oneshot::channel();
+        open.by_key.insert((session.to_owned(), id.clone()), tx);
+        *open.per_session.entry(session.to_owned()).or_default() += 1;
+        Ok((id, rx))
+    }
+
+    /// Takes the question off the table; `None` if it was not there.
+    fn close(&self, session: &str, id: &RequestId) -> Option<Answer> {
+        let mut open = self.lock();
+        let answer = open.by_key.remove(&(session.to_owned(), id.clone()))?;
+        if let Some(n) = open.per_session.get_mut(session) {
+            *n -= 1;
+            if *n == 0 {
+                open.per_session.remove(session);
+            }
+        }
+        Some(answer)
+    }
+
+    /// Delivers the client's response to its question in `session`.
+    pub(crate) fn deliver(&self, session: &str, response: JsonRpcResponse<Value>) -> Delivery {
+        let (id, outcome) = match response {
+            JsonRpcResponse::Result(r) => (Some(r.id), Ok(r.result)),
+            JsonRpcResponse::Error(e) => (e.id, Err(e.error)),
+        };
+        let Some(answer) = id.and_then(|id| self.close(session, &id)) else {
+            return Delivery::NoSuchQuestion;
+        };
+        match answer.send(outcome) {
+            Ok(()) => Delivery::Delivered,
+            Err(_) => Delivery::NoSuchQuestion,
+        }
+    }
+
+    /// Questions open now (for tests and metrics).
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.lock().by_key.len()
+    }
+}
+
+/// The era bridge's questions, pushed on one call's event stream.
+pub(crate) struct StreamAsker {
+    pub(crate) questions: Arc<Questions>,
+    /// The session's key ([`OpenedSession::key`](tessera_server::bridge::OpenedSession::key)).
+    pub(crate) session: String,
+    /// The call's event stream.
+    pub(crate) stream: NotificationSink,
+    /// How long a person may take to answer one question.
+    pub(crate) patience: Duration,
+    /// Where the patience is timed; without one, a question waits until the
+    /// client answers or goes away.
+    pub(crate) runtime: Option<Arc<dyn TaskRuntime>>,
+}
+
+impl Asker for StreamAsker {
+    fn ask<'a>(
+        &'a self,
+        method: &'a str,
+        params: Value,
+    ) -> BoxFuture<'a, Result<Value, PeerFailure>> {
+        Box::pin(async move {
+            let (id, answer) = self.questions.open(&self.session)?;
+            let withdraw = Withdraw {
+                asker: self,
+                id: &id,
+            };
+            self.stream
+                .send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+            let outcome = match &self.runtime {
+                Some(runtime) => first_of(answer, runtime.sleep(self.patience)).await,
+                None => Some(answer.await),
+            };
+            drop(withdraw);
+            match outcome {
+                Some(Ok(Ok(result))) => Ok(result),
+                Some(Ok(Err(error))) => Err(PeerFailure::Error(error)),
+                Some(Err(oneshot::Canceled)) => Err(PeerFailure::Closed),
+                None => Err(PeerFailure::TimedOut(self.patience)),
+            }
+        })
+    }
+}
+
+/// Takes a question off the table when its asker goes away, and tells the
+/// client when it was still open (so a dialog does not stay up for nothing).
+struct Withdraw<'a> {
+    asker: &'a StreamAsker,
+    id: &'a RequestId,
+}
+
+impl Drop for Withdraw<'_> {
+    fn drop(&mut self) {
+        if self
+            .asker
+            .questions
+            .close(&self.asker.session, self.id)
+            .is_some()
+        {
+            self.asker.stream.send(json!({
+                "jsonrpc": "2.0",
+                "method": tessera_protocol::CANCELLED_NOTIFICATION,
+                "params": {"requestId": self.id, "reason": "the server no longer needs this answer"}
+            }));
+        }
+    }
+}
+
+/// The first future's output, or `None` when the second completes first.
+async fn first_of<A: Future, B: Future>(a: A, b: B) -> Option<A::Output> {
+    let (mut a, mut b) = (std::pin::pin!(a), std::pin::pin!(b));
+    std::future::poll_fn(|cx| {
+        if let std::task::Poll::Ready(out) = a.as_mut().poll(cx) {
+            return std::task::Poll::Ready(Some(out));
+        }
+        if b.as_mut().poll(cx).is_ready() {
+            return std::task::Poll::Ready(None);
+        }
+        std::task::Poll::Pending
+    })
+    .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tessera_protocol::{JsonRpcResultResponse, JsonRpcVersion};
+
+    fn result(id: RequestId) -> JsonRpcResponse<Value> {
+        JsonRpcResponse::Result(JsonRpcResultResponse {
+            jsonrpc: JsonRpcVersion,
+            id,
+            result: json!({"action": "accept"}),
+        })
+    }
+
+    #[test]
+    fn an_answer_reaches_only_its_own_session() {
+        let questions = Questions::default();
+        let (id, mut rx) = questions.open("s1").unwrap();
+        assert_eq!(
+            questions.deliver("s2", result(id.clone())),
+            Delivery::NoSuchQuestion
+        );
+        assert_eq!(
+            questions.deliver("s1", result(id.clone())),
+            Delivery::Delivered
+        );
+        assert_eq!(rx.try_recv().unwrap().unwrap().unwrap()["action"], "accept");
+        // Answered once: a second answer finds nothing.
+        assert_eq!(
+            questions.deliver("s1", result(id)),
+            Delivery::NoSuchQuestion
+        );
+        assert_eq!(questions.len(), 0);
+    }
+
+    #[test]
+    fn a_session_may_hold_only_so_many_questions() {
+        let questions = Questions::default();
+        let held: Vec<_> = (0..MAX_QUESTIONS_PER_SESSION)
+            .map(|_| questions.open("s1").unwrap())
+            .collect();
+        assert!(matches!(
+            questions.open("s1"),
+            Err(PeerFailure::Malformed(_))
+        ));
+        // Another session is not held back by this one.
+        assert!(questions.open("s2").is_ok());
+        drop(held);
+    }
+}
