@@ -1,9 +1,9 @@
 //! The counter binary, started as a process and driven over HTTP like a client would.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -11,16 +11,9 @@ use serde_json::{Value, json};
 const KEY: &str = "e2e-test-key-0123456789abcdef0123456789";
 
 struct Server {
-    child: Child,
+    _process: test_harness::Listening,
     addr: String,
     _dir: TempDir,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 struct TempDir(PathBuf);
@@ -47,10 +40,7 @@ fn command(dir: &TempDir, key: Option<&str>, args: &[&str]) -> Command {
         .args(args)
         .env_remove("MRTR_REQUEST_STATE_KEY")
         .env_remove("MRTR_REQUEST_STATE_KEYS")
-        .env("RUST_LOG", "info")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
+        .env("RUST_LOG", "info");
     if let Some(k) = key {
         cmd.env("MRTR_REQUEST_STATE_KEY", k);
     }
@@ -58,23 +48,10 @@ fn command(dir: &TempDir, key: Option<&str>, args: &[&str]) -> Command {
 }
 
 fn start_in(dir: TempDir, key: Option<&str>, args: &[&str]) -> Server {
-    let mut child = command(&dir, key, args).spawn().unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let mut lines = BufReader::new(stderr).lines();
-    let addr = loop {
-        let line = lines
-            .next()
-            .expect("server exited before listening")
-            .unwrap();
-        if let Some(rest) = line.split("serving MCP at http://").nth(1) {
-            break rest.split("/mcp").next().unwrap_or(rest).trim().to_owned();
-        }
-    };
-    // Keep draining stderr so the server never blocks on a full pipe.
-    std::thread::spawn(move || for _ in lines {});
+    let process = test_harness::Listening::start(command(&dir, key, args));
     Server {
-        child,
-        addr,
+        addr: process.addr.clone(),
+        _process: process,
         _dir: dir,
     }
 }

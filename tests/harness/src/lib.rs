@@ -446,3 +446,56 @@ pub async fn mcp_post(
         body: response.json().await.unwrap_or(Value::Null),
     }
 }
+
+/// A server process that printed `serving MCP at http://…` on stderr (the
+/// counter and the other examples do), killed when dropped.
+pub struct Listening {
+    child: Child,
+    /// `HOST:PORT` it listens on.
+    pub addr: String,
+    /// Its MCP endpoint, `http://HOST:PORT/mcp`.
+    pub url: String,
+}
+
+impl Listening {
+    /// Spawns `command` with stderr piped and waits for its listening line;
+    /// stderr is drained afterwards so the server never blocks on it.
+    pub fn start(mut command: Command) -> Self {
+        use std::io::{BufRead, BufReader};
+        let mut child = command
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {command:?}: {e}"));
+        let stderr = child.stderr.take().expect("stderr is piped");
+        let mut lines = BufReader::new(stderr).lines();
+        let addr = loop {
+            let line = lines
+                .next()
+                .expect("the server exited before listening")
+                .expect("stderr is text");
+            if let Some(rest) = line.split("serving MCP at http://").nth(1) {
+                break rest.split("/mcp").next().unwrap_or(rest).trim().to_owned();
+            }
+        };
+        std::thread::spawn(move || for _ in lines {});
+        Self {
+            child,
+            url: format!("http://{addr}/mcp"),
+            addr,
+        }
+    }
+
+    /// Kills the process now (as a crash would).
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
