@@ -467,20 +467,7 @@ impl McpEndpoint {
                 }
                 response
             }
-            Start::Streaming(stream) => {
-                let mut response = Response::new(McpBody::stream(stream));
-                let h = response.headers_mut();
-                h.insert(
-                    header::CONTENT_TYPE,
-                    HeaderValue::from_static("text/event-stream"),
-                );
-                h.insert(
-                    header::CACHE_CONTROL,
-                    HeaderValue::from_static("no-cache, no-transform"),
-                );
-                h.insert("x-accel-buffering", HeaderValue::from_static("no"));
-                response
-            }
+            Start::Streaming(stream) => event_stream_response(stream),
         }
     }
 
@@ -526,6 +513,22 @@ impl McpEndpoint {
             }
         }
     }
+}
+
+/// A `text/event-stream` response that writes `stream`.
+pub(crate) fn event_stream_response(stream: crate::stream::EventStream) -> Response<McpBody> {
+    let mut response = Response::new(McpBody::stream(stream));
+    let h = response.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    h.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("no-cache, no-transform"),
+    );
+    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response
 }
 
 /// Whether `Accept` covers both JSON and SSE (a missing header counts as `*/*`).

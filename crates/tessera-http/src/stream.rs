@@ -218,7 +218,22 @@ impl Running {
                 running: self,
                 log,
                 done: false,
+                answered: true,
             }),
+        }
+    }
+
+    /// Streams at once, and writes no answer at the end: an initialize-era
+    /// session's standalone stream (notifications only; "the server MUST NOT
+    /// send a JSON-RPC response on the stream"). It opens with a comment so
+    /// the client sees the stream before the first notification.
+    pub(crate) fn stream_now(self, log: RequestLog) -> EventStream {
+        EventStream {
+            first: Some(Bytes::from_static(b": stream open\n\n")),
+            running: self,
+            log,
+            done: false,
+            answered: false,
         }
     }
 }
@@ -229,6 +244,8 @@ pub(crate) struct EventStream {
     running: Running,
     log: RequestLog,
     done: bool,
+    /// Whether the handler's answer is the stream's last event.
+    answered: bool,
 }
 
 fn event(json: &[u8]) -> Bytes {
@@ -264,7 +281,11 @@ impl EventStream {
                         .err()
                         .map(tessera_server::ServerError::code),
                 );
-                Poll::Ready(Some(event(&handled.to_bytes())))
+                if self.answered {
+                    Poll::Ready(Some(event(&handled.to_bytes())))
+                } else {
+                    Poll::Ready(None)
+                }
             }
             Step::Pending => Poll::Pending,
         }

@@ -37,13 +37,20 @@ impl Change {
 
     /// The notification for subscription `id`.
     pub fn notification(&self, id: &RequestId) -> Value {
+        let mut n = self.legacy_notification();
+        n["params"]["_meta"] = json!({SUBSCRIPTION_ID_KEY: id});
+        n
+    }
+
+    /// The notification as the initialize era sends it: no subscription id.
+    pub fn legacy_notification(&self) -> Value {
         let method = match self {
             Self::ToolsListChanged => "notifications/tools/list_changed",
             Self::PromptsListChanged => "notifications/prompts/list_changed",
             Self::ResourcesListChanged => "notifications/resources/list_changed",
             Self::ResourceUpdated { .. } => "notifications/resources/updated",
         };
-        let mut params = json!({"_meta": {SUBSCRIPTION_ID_KEY: id}});
+        let mut params = json!({});
         if let Self::ResourceUpdated { uri } = self {
             params["uri"] = json!(uri);
         }

@@ -7,10 +7,10 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use tessera_protocol::{
-    ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, Implementation,
-    JsonRpcNotification, LOG_MESSAGE_NOTIFICATION, ListRootsResult, LoggingLevel,
-    LoggingMessageParams, PROGRESS_NOTIFICATION, ProgressNotificationParams, RequestId,
-    RequestMeta,
+    ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitationSchema,
+    Implementation, JsonObject, JsonRpcNotification, LOG_MESSAGE_NOTIFICATION, ListRootsResult,
+    LoggingLevel, LoggingMessageParams, PROGRESS_NOTIFICATION, ProgressNotificationParams,
+    RequestId, RequestMeta,
 };
 
 use crate::answer::Slot;
@@ -184,6 +184,44 @@ impl Context {
                 })?;
                 let message = message.into();
                 Ok(Question::Form(AskedForm { message, schema }))
+            },
+        )
+    }
+
+    /// Asks the user to fill in a form whose fields are known only at run
+    /// time, under `key`; yields the accepted content, checked against
+    /// `schema` like a [`Form`]'s. Prefer [`ask`](Self::ask) when the fields
+    /// are known when the program is written.
+    ///
+    /// ```
+    /// # fn handler(ctx: &tessera_server::Context) -> Result<(), tessera_server::Interrupt> {
+    /// use std::sync::Arc;
+    /// let schema = tessera_protocol::ElicitationSchema::from_value(&serde_json::json!({
+    ///     "type": "object",
+    ///     "properties": {"city": {"type": "string", "default": "Lisbon"}},
+    ///     "required": ["city"]
+    /// })).expect("a form schema");
+    /// let answer = ctx.ask_form("city", "Which city?", Arc::new(schema))?;
+    /// assert!(answer["city"].is_string());
+    /// # Ok(()) }
+    /// ```
+    pub fn ask_form(
+        &self,
+        key: &str,
+        message: impl Into<String>,
+        schema: Arc<ElicitationSchema>,
+    ) -> Result<JsonObject, Interrupt> {
+        self.resolve(
+            key,
+            |slot| match slot {
+                Slot::Accepted(content) => Ok(content.clone()),
+                _ => Err("the answer is not a form's content".into()),
+            },
+            || {
+                Ok(Question::Form(AskedForm {
+                    message: message.into(),
+                    schema,
+                }))
             },
         )
     }

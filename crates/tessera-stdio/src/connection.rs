@@ -4,10 +4,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use tessera_protocol::{
-    ErrorObject, INITIALIZE, INTERNAL_ERROR, INVALID_REQUEST, JsonRpcErrorResponse, RequestId,
-    TRANSPORT_ERROR,
+    ErrorObject, INITIALIZE, INTERNAL_ERROR, INVALID_REQUEST, JsonRpcErrorResponse, LoggingLevel,
+    RequestId, TRANSPORT_ERROR,
 };
-use tessera_server::bridge::{Bridge, LegacySession, is_bridged};
+use tessera_server::bridge::{Bridge, LegacySession, is_bridged, requested_log_level};
 use tessera_server::intake::{self, Message, Refusal, RefusalKind, Request, RequestEra};
 use tessera_server::{McpServer, NotificationSink, RequestFacts};
 use tessera_tokio::{Line, LineReader};
@@ -24,6 +24,8 @@ struct Shared {
     outbox: Outbox,
     peer: PeerRequests,
     options: StdioOptions,
+    /// What the initialize-era client last asked for with `logging/setLevel`.
+    log_level: Mutex<LoggingLevel>,
 }
 
 /// Requests running now: by JSON-RPC id (for cancellation) and by task (for a panic's answer).
@@ -56,6 +58,7 @@ where
         outbox,
         peer: PeerRequests::new(),
         options,
+        log_level: Mutex::new(LoggingLevel::Debug),
     });
     let mut session: Option<Arc<LegacySession>> = None;
     let mut tasks = JoinSet::new();
@@ -103,6 +106,11 @@ where
         match request {
             Incoming::Request(request) => {
                 let legacy = era_of(&request, &mut session);
+                if legacy.is_some()
+                    && let Some(level) = requested_log_level(&request)
+                {
+                    *lock(&shared.log_level) = level;
+                }
                 let facts = legacy
                     .as_ref()
                     .map_or_else(RequestFacts::modern, |s| {
@@ -288,6 +296,7 @@ async fn serve_request(
     let sink = NotificationSink::new(move |n| outbox.notify(&n));
     match legacy {
         Some(session) if is_bridged(&request.method) => {
+            let log_level = *lock(&shared.log_level);
             let asker = PipeAsker {
                 peer: &shared.peer,
                 outbox: &shared.outbox,
@@ -301,6 +310,7 @@ async fn serve_request(
                     .with_notifications(sink)
                     .with_task_runtime(Arc::new(tessera_tokio::TokioTasks)),
                 max_rounds: shared.options.max_bridge_rounds,
+                log_level,
             }
             .serve(request)
             .await

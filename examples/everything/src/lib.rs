@@ -2,13 +2,15 @@
 //!
 //! It exposes every tool, prompt, resource and completion the official MCP
 //! conformance suite (`@modelcontextprotocol/conformance`, requirement set
-//! 2026-07-28) calls: content tools, progress and logging, the
+//! 2026-07-28, and 2025-11-25 through `--legacy serve`) calls: content
+//! tools, progress and logging, sampling and elicitation, the
 //! `test_input_required_result_*` multi round-trip tools, prompts with
 //! arguments, images and embedded resources, static and templated resources,
 //! and the triggers of the subscription checks.
 //! See `../shared/conformance/FIXTURE_SPEC.md` for what each one must do.
 
 pub mod changes;
+pub mod initialize_era;
 pub mod input_required;
 mod media;
 pub mod prompts;
@@ -32,6 +34,7 @@ pub fn everything_server(codec: RequestStateCodec) -> Result<McpServer, BuildErr
     for tool in tools::all()
         .into_iter()
         .chain(input_required::all())
+        .chain(initialize_era::all())
         .chain(changes::all())
         .chain(tasks::all())
     {
@@ -70,6 +73,11 @@ mod tests {
             "test_missing_capability",
             "test_streaming_elicitation",
             "test_logging_tool",
+            "test_tool_with_logging",
+            "test_sampling",
+            "test_elicitation",
+            "test_elicitation_sep1034_defaults",
+            "test_elicitation_sep1330_enums",
             "test_input_required_result_elicitation",
             "test_input_required_result_sampling",
             "test_input_required_result_list_roots",

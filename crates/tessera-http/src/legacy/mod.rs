@@ -9,27 +9,36 @@
 //!   question is pushed on it as the request it is (`elicitation/create`, …),
 //!   the client POSTs the response, the bridge runs the handler again with
 //!   the answers, and the result ends the stream.
+//! - GET opens the session's standalone stream: list changes, and
+//!   `notifications/resources/updated` for what it subscribed to
+//!   (`resources/subscribe`); `logging/setLevel` sets what its calls log.
 //! - DELETE ends a session; a request of an unknown, expired or ended session
 //!   gets 404, and one without a session id (other than `initialize`) 400.
 
-mod ended;
 mod questions;
+mod remembered;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use http::request::Parts;
 use http::{HeaderValue, Method, Response, StatusCode};
-use serde_json::Value;
-use tessera_protocol::{INITIALIZE, INVALID_PARAMS, INVALID_REQUEST, JsonRpcResponse, RequestId};
-use tessera_server::bridge::{Bridge, LegacySession, OpenedSession, SessionError, is_bridged};
+use serde_json::{Value, json};
+use tessera_protocol::{
+    INITIALIZE, INVALID_PARAMS, INVALID_REQUEST, JsonRpcResponse, LoggingLevel, RequestId,
+};
+use tessera_server::bridge::{
+    Bridge, LegacySession, OpenedSession, SessionError, is_bridged, requested_log_level,
+};
 use tessera_server::intake::Request;
-use tessera_server::{Era, Handled, RequestFacts, ServerError};
+use tessera_server::{Change, Era, Handled, RequestFacts, ServerError};
 
-pub use ended::MAX_ENDED_SESSIONS;
 use questions::{Delivery, Questions, StreamAsker};
 pub use questions::{MAX_QUESTIONS, MAX_QUESTIONS_PER_SESSION};
+use remembered::{Full, Remembered};
+pub use remembered::{MAX_REMEMBERED_SESSIONS, MAX_SUBSCRIPTIONS_PER_SESSION};
 
+use crate::stream::{RequestLog, Running};
 use crate::{McpBody, McpEndpoint, reject};
 
 /// The session header (the transport spells it `Mcp-Session-Id`; header names are case-insensitive).
@@ -41,12 +50,12 @@ pub const SESSION_NOT_FOUND: i32 = -32001;
 /// How long a pushed question waits for its answer unless configured: 30 minutes, as on stdio.
 pub const DEFAULT_QUESTION_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
-/// The endpoint's session state: the questions waiting for answers and the
-/// sessions ended here. Nothing else of a session lives on the server.
+/// The endpoint's session state: the questions waiting for answers, and
+/// the notes on sessions taken here (ended, log level, subscriptions).
 #[derive(Default)]
 pub(crate) struct Sessions {
     questions: Arc<Questions>,
-    ended: ended::Ended,
+    remembered: Arc<Remembered>,
 }
 
 impl McpEndpoint {
@@ -80,11 +89,49 @@ impl McpEndpoint {
         facts.era = Era::Legacy {
             version: opened.session.version.clone(),
         };
+        let id = request.id.clone();
+        let remembered = &self.sessions.remembered;
+        let noted = match request.method.as_str() {
+            "logging/setLevel" => requested_log_level(&request)
+                .map(|level| remembered.set_log_level(&opened.key, opened.expires_at, level)),
+            "resources/subscribe" | "resources/unsubscribe" => {
+                let Some(uri) = request.param("uri").and_then(Value::as_str) else {
+                    return reject::error(
+                        StatusCode::OK,
+                        Some(id),
+                        INVALID_PARAMS,
+                        format!("Invalid {} params: uri must be a string", request.method),
+                        None,
+                    );
+                };
+                Some(if request.method == "resources/subscribe" {
+                    remembered.subscribe(&opened.key, opened.expires_at, uri)
+                } else {
+                    remembered.unsubscribe(&opened.key, uri);
+                    Ok(())
+                })
+            }
+            _ => None,
+        };
+        match noted {
+            Some(Err(full)) => return refuse_note(Some(id), full),
+            Some(Ok(())) if request.method.starts_with("resources/") => {
+                return reject::json(
+                    StatusCode::OK,
+                    serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": id, "result": {}}))
+                        .unwrap_or_default(),
+                );
+            }
+            _ => {}
+        }
         if !is_bridged(&request.method) {
             return self.dispatch(request, facts).await;
         }
         let questions = Arc::clone(&self.sessions.questions);
         let patience = self.options().question_timeout;
+        let log_level = remembered
+            .log_level(&opened.key)
+            .unwrap_or(LoggingLevel::Debug);
         self.dispatch_with(request, facts, move |server, request, facts| async move {
             let id = request.id.clone();
             let Some(stream) = facts.notifications.clone() else {
@@ -108,6 +155,7 @@ impl McpEndpoint {
                 asker: &asker,
                 facts,
                 max_rounds: tessera_server::bridge::DEFAULT_MAX_ROUNDS,
+                log_level,
             };
             bridge.serve(request).await.unwrap_or(Handled {
                 id,
@@ -181,7 +229,7 @@ impl McpEndpoint {
             return Err(not_found("the session id is not text"));
         };
         match LegacySession::open(&self.server, token, principal) {
-            Ok(opened) if self.sessions.ended.is_ended(&opened.key) => {
+            Ok(opened) if self.sessions.remembered.is_ended(&opened.key) => {
                 Err(not_found("the session was ended"))
             }
             Ok(opened) => Ok(opened),
@@ -233,26 +281,65 @@ impl McpEndpoint {
             Ok(opened) => opened,
             Err(refusal) => return refusal,
         };
+        let remembered = &self.sessions.remembered;
         if head.method == Method::DELETE {
-            if self.sessions.ended.end(&opened.key, opened.expires_at) {
-                return reject::empty(StatusCode::OK);
-            }
-            return reject::unavailable(
-                "Service Unavailable: the server remembers as many ended sessions as it can; retry later",
-                60,
-            );
+            return match remembered.end(&opened.key, opened.expires_at) {
+                Ok(()) => reject::empty(StatusCode::OK),
+                Err(full) => refuse_note(None, full),
+            };
         }
-        let mut r = reject::error(
-            StatusCode::METHOD_NOT_ALLOWED,
+        let guard = match remembered.open_stream(&opened.key, opened.expires_at) {
+            Ok(Some(guard)) => guard,
+            Ok(None) => {
+                return reject::error(
+                    StatusCode::CONFLICT,
+                    None,
+                    tessera_protocol::TRANSPORT_ERROR,
+                    "Conflict: this session's standalone stream is open already (each message goes on one stream only)",
+                    None,
+                );
+            }
+            Err(full) => return refuse_note(None, full),
+        };
+        let server = Arc::clone(&self.server);
+        let subscriptions = Arc::clone(remembered);
+        let key = opened.key;
+        // The stream answers no request: it is logged under id 0 when it ends.
+        let stream_id = RequestId::from(0);
+        let log = RequestLog::new("GET", None, &stream_id, self.options().access_log.as_ref());
+        let running = Running::new(move |sink| {
+            Box::pin(async move {
+                let _open = guard;
+                let wanted = move |change: &Change| match change {
+                    Change::ResourceUpdated { uri } => subscriptions.is_subscribed(&key, uri),
+                    _ => true,
+                };
+                server.forward_changes(wanted, sink).await;
+                Handled {
+                    id: stream_id,
+                    result: Err(ServerError::Cancelled),
+                }
+            })
+        });
+        crate::endpoint::event_stream_response(running.stream_now(log))
+    }
+}
+
+/// A note this instance could not take: 503, or -32602 for a session at its subscription limit.
+fn refuse_note(id: Option<RequestId>, full: Full) -> Response<McpBody> {
+    match full {
+        Full::Sessions => reject::unavailable(
+            "Service Unavailable: the server keeps as many session notes as it can; retry later",
+            60,
+        ),
+        Full::Subscriptions => reject::error(
+            StatusCode::OK,
+            id,
+            INVALID_PARAMS,
+            format!(
+                "Invalid resources/subscribe params: this session subscribes to {MAX_SUBSCRIPTIONS_PER_SESSION} resources already; unsubscribe from one first"
+            ),
             None,
-            tessera_protocol::TRANSPORT_ERROR,
-            "Method not allowed: this server offers no standalone event stream",
-            None,
-        );
-        r.headers_mut().insert(
-            http::header::ALLOW,
-            HeaderValue::from_static("POST, DELETE"),
-        );
-        r
+        ),
     }
 }

@@ -12,6 +12,7 @@
 //! initialize-era calls through this one bridge.
 
 mod asker;
+mod changes;
 mod session;
 
 use std::time::Duration;
@@ -19,7 +20,7 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 use tessera_protocol::{
     CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, INPUT_KEY_META_KEY, JsonRpcRequest, JsonRpcVersion,
-    LATEST_PROTOCOL_VERSION, PROTOCOL_VERSION_KEY, ResultType,
+    LATEST_PROTOCOL_VERSION, LOG_LEVEL_KEY, LoggingLevel, PROTOCOL_VERSION_KEY, ResultType,
 };
 
 pub use asker::{Asker, PeerFailure};
@@ -32,6 +33,15 @@ use crate::{Handled, McpServer, RequestFacts, ServerError, to_legacy_shape};
 
 /// Most rounds the bridge runs for one call unless told otherwise: 16.
 pub const DEFAULT_MAX_ROUNDS: usize = 16;
+
+/// The level an initialize-era `logging/setLevel` request asks for (`None`
+/// for any other request, or a level that is not one).
+pub fn requested_log_level(request: &Request) -> Option<LoggingLevel> {
+    if request.method != "logging/setLevel" {
+        return None;
+    }
+    serde_json::from_value(request.params.get("level")?.clone()).ok()
+}
 
 /// Methods whose handlers may ask for input: the ones the bridge serves.
 pub fn is_bridged(method: &str) -> bool {
@@ -51,6 +61,9 @@ pub struct Bridge<'a> {
     pub facts: RequestFacts,
     /// Most rounds for one call ([`DEFAULT_MAX_ROUNDS`]).
     pub max_rounds: usize,
+    /// The least severe log message the client wants: what it last sent in
+    /// `logging/setLevel`, else [`LoggingLevel::Debug`] (every message).
+    pub log_level: LoggingLevel,
 }
 
 impl Bridge<'_> {
@@ -77,6 +90,9 @@ impl Bridge<'_> {
         if let Some(info) = &self.session.client_info {
             meta.insert(CLIENT_INFO_KEY.into(), info.clone());
         }
+        // The old era sets the level once per session; the handler reads it per request.
+        meta.entry(LOG_LEVEL_KEY)
+            .or_insert_with(|| json!(self.log_level));
         params.insert("_meta".into(), Value::Object(meta));
         let mut facts = self.facts.clone();
         facts.era = crate::Era::Modern;

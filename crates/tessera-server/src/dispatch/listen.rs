@@ -2,10 +2,7 @@
 //! changes from the bus, and end with a result when the server shuts down or
 //! the bus is lost (the client's disconnect or cancellation drops it sooner).
 
-use std::future::Future;
-use std::pin::pin;
 use std::sync::{Arc, Mutex};
-use std::task::Poll;
 
 use serde_json::{Value, json};
 use tessera_protocol::{
@@ -85,7 +82,7 @@ impl McpServer {
                 }
             }
         }
-        first_of(self.ending.wait(), lost.wait()).await;
+        crate::latch::first_of(self.ending.wait(), lost.wait()).await;
         drop(subscription);
         let result = SubscriptionsListenResult {
             result_type: tessera_protocol::Complete,
@@ -128,17 +125,4 @@ enum Gate {
 fn lock(gate: &Mutex<Gate>) -> std::sync::MutexGuard<'_, Gate> {
     gate.lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-/// Completes when either future does (no runtime needed).
-async fn first_of<A: Future, B: Future>(a: A, b: B) {
-    let (mut a, mut b) = (pin!(a), pin!(b));
-    std::future::poll_fn(|cx| {
-        if a.as_mut().poll(cx).is_ready() || b.as_mut().poll(cx).is_ready() {
-            Poll::Ready(())
-        } else {
-            Poll::Pending
-        }
-    })
-    .await;
 }
