@@ -1,0 +1,321 @@
+//! Initialize-era sessions over Streamable HTTP (`Legacy::Serve`), over real
+//! sockets: the session id's rules, pushed questions and their answers, the
+//! standalone stream, and what one session cannot do to another.
+//!
+//! The 2025-11-25 transport: "Servers that require a session ID SHOULD
+//! respond to requests without an MCP-Session-Id header (other than
+//! initialization) with HTTP 400 Bad Request"; "The server MAY terminate the
+//! session at any time, after which it MUST respond to requests containing
+//! that session ID with HTTP 404 Not Found"; "The server MUST send each of
+//! its JSON-RPC messages on only one of the connected streams".
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tessera_http::{BearerTokens, EndpointOptions};
+use tessera_server::{
+    ChangeBus, Context, Form, HandlerError, McpServer, MemoryBus, Notifier, ResourceDef, ToolDef,
+};
+use tessera_state::{KeyRing, RequestStateCodec, StateKey};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+mod support;
+use support::{Reply, raw, start_with};
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Counter {
+    current: f64,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Amount {
+    amount: f64,
+}
+impl Form for Amount {
+    const KEY: &'static str = "amount";
+}
+
+fn server(bus: Arc<MemoryBus>) -> McpServer {
+    let key = StateKey::from_secret_str("0123456789abcdef0123456789abcdef!").unwrap();
+    McpServer::builder("session-test", "1.0.0")
+        .request_state(RequestStateCodec::new(KeyRing::new("k1", key).unwrap()))
+        .change_bus(bus)
+        .tool(ToolDef::new(
+            "increase-counter",
+            |ctx: Context, args: Counter| async move {
+                let Amount { amount } = ctx.ask("How much?")?;
+                Ok::<_, HandlerError>(format!("next {}", args.current + amount))
+            },
+        ))
+        .resource(ResourceDef::new(
+            "test://watched",
+            "watched",
+            |_ctx: Context| async { "watched".to_owned() },
+        ))
+        .build()
+        .unwrap()
+}
+
+const HEADERS: &[(&str, &str)] = &[
+    ("Content-Type", "application/json"),
+    ("Accept", "application/json, text/event-stream"),
+    ("MCP-Protocol-Version", "2025-11-25"),
+];
+
+fn with<'a>(extra: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
+    HEADERS
+        .iter()
+        .copied()
+        .chain(extra.iter().copied())
+        .collect()
+}
+
+async fn post(addr: SocketAddr, headers: &[(&str, &str)], body: &Value) -> Reply {
+    raw(addr, "POST", "/mcp", headers, &body.to_string()).await
+}
+
+/// `initialize` as `token`'s holder (or anonymously): the session id.
+async fn initialize(addr: SocketAddr, token: Option<&str>) -> String {
+    let bearer = token.map(|t| format!("Bearer {t}"));
+    let mut headers = vec![
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+    ];
+    if let Some(b) = &bearer {
+        headers.push(("Authorization", b.as_str()));
+    }
+    let r = post(
+        addr,
+        &headers,
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"elicitation": {"form": {}}},
+            "clientInfo": {"name": "t", "version": "1"}}}),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.json()["result"]["protocolVersion"], "2025-11-25");
+    r.header("mcp-session-id")
+        .expect("initialize gives a session id")
+}
+
+/// An open event stream, read as it comes.
+struct Stream {
+    tcp: TcpStream,
+    seen: String,
+}
+
+impl Stream {
+    async fn open(addr: SocketAddr, method: &str, headers: &[(&str, &str)], body: &str) -> Self {
+        let mut tcp = TcpStream::connect(addr).await.unwrap();
+        let mut req = format!(
+            "{method} /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Length: {}\r\n",
+            body.len()
+        );
+        for (k, v) in headers {
+            req.push_str(&format!("{k}: {v}\r\n"));
+        }
+        req.push_str("\r\n");
+        req.push_str(body);
+        tcp.write_all(req.as_bytes()).await.unwrap();
+        Self {
+            tcp,
+            seen: String::new(),
+        }
+    }
+
+    /// Reads until `needle` has arrived; the text read so far.
+    async fn until(&mut self, needle: &str) -> &str {
+        let mut buf = [0u8; 4096];
+        while !self.seen.contains(needle) {
+            let n = tokio::time::timeout(Duration::from_secs(10), self.tcp.read(&mut buf))
+                .await
+                .unwrap_or_else(|_| panic!("no {needle:?} within 10 s; read:\n{}", self.seen))
+                .unwrap();
+            assert!(
+                n > 0,
+                "the stream ended before {needle:?}; read:\n{}",
+                self.seen
+            );
+            self.seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+        &self.seen
+    }
+
+    /// The JSON-RPC messages (`data:` lines) read so far.
+    fn messages(&self) -> Vec<Value> {
+        self.seen
+            .lines()
+            .filter_map(|l| l.strip_prefix("data: "))
+            .filter_map(|d| serde_json::from_str(d).ok())
+            .collect()
+    }
+}
+
+#[tokio::test]
+async fn a_call_asks_on_its_stream_and_the_answer_comes_by_post() {
+    let addr = start_with(
+        server(Arc::new(MemoryBus::default())),
+        EndpointOptions::default(),
+    )
+    .await;
+    let sid = initialize(addr, None).await;
+    let session = with(&[("Mcp-Session-Id", sid.as_str())]);
+    let r = post(
+        addr,
+        &session,
+        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    )
+    .await;
+    assert_eq!(r.status, 202);
+
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "increase-counter", "arguments": {"current": 10}}});
+    let mut stream = Stream::open(addr, "POST", &session, &call.to_string()).await;
+    stream.until("elicitation/create").await;
+    let question = stream.messages().pop().unwrap();
+    assert_eq!(question["method"], "elicitation/create");
+    assert_eq!(question["params"]["message"], "How much?");
+    let qid = question["id"].clone();
+
+    // Another session cannot answer it.
+    let other = initialize(addr, None).await;
+    let answer = json!({"jsonrpc": "2.0", "id": qid, "result": {"action": "accept", "content": {"amount": 5}}});
+    let r = post(addr, &with(&[("Mcp-Session-Id", other.as_str())]), &answer).await;
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert!(r.body.contains("no question"), "{}", r.body);
+
+    // Its own session can, once.
+    let r = post(addr, &session, &answer).await;
+    assert_eq!(r.status, 202, "{}", r.body);
+    stream.until("next 15").await;
+    let done = stream.messages().pop().unwrap();
+    assert_eq!(done["id"], 2);
+    assert_eq!(done["result"]["content"][0]["text"], "next 15");
+    assert!(
+        done["result"].get("resultType").is_none(),
+        "the old shape: {done}"
+    );
+    let r = post(addr, &session, &answer).await;
+    assert_eq!(r.status, 400, "answered already: {}", r.body);
+}
+
+#[tokio::test]
+async fn session_ids_are_required_checked_and_ended() {
+    let addr = start_with(
+        server(Arc::new(MemoryBus::default())),
+        EndpointOptions::default(),
+    )
+    .await;
+    let ping = json!({"jsonrpc": "2.0", "id": 3, "method": "ping"});
+    let r = post(addr, HEADERS, &ping).await;
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert!(r.body.contains("Mcp-Session-Id"), "{}", r.body);
+
+    let r = post(
+        addr,
+        &with(&[("Mcp-Session-Id", "t1e.k1.not-a-session")]),
+        &ping,
+    )
+    .await;
+    assert_eq!(
+        (r.status, r.json()["error"]["code"].clone()),
+        (404, json!(-32001))
+    );
+
+    let sid = initialize(addr, None).await;
+    let session = with(&[("Mcp-Session-Id", sid.as_str())]);
+    assert_eq!(
+        post(addr, &session, &ping).await.json()["result"],
+        json!({})
+    );
+    let r = raw(
+        addr,
+        "DELETE",
+        "/mcp",
+        &[("Mcp-Session-Id", sid.as_str())],
+        "",
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let r = post(addr, &session, &ping).await;
+    assert_eq!(r.status, 404, "an ended session: {}", r.body);
+}
+
+#[tokio::test]
+async fn a_session_is_bound_to_its_principal() {
+    let tokens = BearerTokens::new([("alice-token", "alice"), ("bob-token", "bob")]);
+    let addr = start_with(
+        server(Arc::new(MemoryBus::default())),
+        EndpointOptions::default().authenticate(tokens),
+    )
+    .await;
+    let sid = initialize(addr, Some("alice-token")).await;
+    let ping = json!({"jsonrpc": "2.0", "id": 4, "method": "ping"});
+    let alice = with(&[
+        ("Mcp-Session-Id", sid.as_str()),
+        ("Authorization", "Bearer alice-token"),
+    ]);
+    assert_eq!(post(addr, &alice, &ping).await.status, 200);
+    let bob = with(&[
+        ("Mcp-Session-Id", sid.as_str()),
+        ("Authorization", "Bearer bob-token"),
+    ]);
+    assert_eq!(
+        post(addr, &bob, &ping).await.status,
+        404,
+        "another user's session id"
+    );
+}
+
+#[tokio::test]
+async fn the_standalone_stream_carries_what_the_session_subscribed_to() {
+    let bus = Arc::new(MemoryBus::default());
+    let notifier = Notifier::new(Arc::clone(&bus) as Arc<dyn ChangeBus>);
+    let addr = start_with(server(Arc::clone(&bus)), EndpointOptions::default()).await;
+    let sid = initialize(addr, None).await;
+    let session = with(&[("Mcp-Session-Id", sid.as_str())]);
+    let subscribe = json!({"jsonrpc": "2.0", "id": 5, "method": "resources/subscribe",
+        "params": {"uri": "test://watched"}});
+    assert_eq!(
+        post(addr, &session, &subscribe).await.json()["result"],
+        json!({})
+    );
+
+    let get = [
+        ("Accept", "text/event-stream"),
+        ("Mcp-Session-Id", sid.as_str()),
+    ];
+    let mut stream = Stream::open(addr, "GET", &get, "").await;
+    stream.until(": stream open").await;
+    // One standalone stream per session: a second is refused.
+    let second = raw(addr, "GET", "/mcp", &get, "").await;
+    assert_eq!(second.status, 409, "{}", second.body);
+
+    notifier.resource_updated("test://other").await.unwrap();
+    notifier.resource_updated("test://watched").await.unwrap();
+    notifier.tools_list_changed().await.unwrap();
+    stream.until("tools/list_changed").await;
+    let methods: Vec<Value> = stream
+        .messages()
+        .iter()
+        .map(|m| json!([m["method"], m["params"]["uri"]]))
+        .collect();
+    assert_eq!(
+        methods,
+        vec![
+            json!(["notifications/resources/updated", "test://watched"]),
+            json!(["notifications/tools/list_changed", null])
+        ],
+        "only what was subscribed to, in the old shape"
+    );
+    let unsubscribe = json!({"jsonrpc": "2.0", "id": 6, "method": "resources/unsubscribe",
+        "params": {"uri": "test://watched"}});
+    assert_eq!(
+        post(addr, &session, &unsubscribe).await.json()["result"],
+        json!({})
+    );
+}
