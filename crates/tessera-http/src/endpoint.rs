@@ -35,13 +35,14 @@ pub struct McpEndpoint {
 impl McpEndpoint {
     /// An endpoint for `server` with `options`.
     pub fn new(server: Arc<McpServer>, options: EndpointOptions) -> Self {
+        let sessions = Arc::new(crate::legacy::Sessions::new(options.answer_relay.as_ref()));
         Self {
             server,
             options: Arc::new(options),
             bytes_in_flight: Arc::default(),
             large_bodies: Arc::default(),
             in_flight: Arc::default(),
-            sessions: Arc::default(),
+            sessions,
         }
     }
 
@@ -122,16 +123,7 @@ impl McpEndpoint {
                 // Session methods: the session decides (after authentication).
                 return None;
             }
-            let mut r = reject::error(
-                StatusCode::METHOD_NOT_ALLOWED,
-                None,
-                TRANSPORT_ERROR,
-                "Method not allowed.",
-                None,
-            );
-            r.headers_mut()
-                .insert(header::ALLOW, HeaderValue::from_static("POST"));
-            return Some(r);
+            return Some(method_not_allowed());
         }
         let content_type = head
             .headers
@@ -239,7 +231,9 @@ impl McpEndpoint {
             }
             Ok(Message::Response(response)) if self.options.legacy == Legacy::Serve => {
                 let facts = caller.facts(&self.options);
-                return self.answer_question(head, facts.principal.as_deref(), response);
+                return self
+                    .answer_question(head, facts.principal.as_deref(), response)
+                    .await;
             }
             Ok(Message::Response(_)) => {
                 return reject::error(
@@ -474,14 +468,19 @@ impl McpEndpoint {
     fn preflight(&self, head: &Parts) -> Response<McpBody> {
         let mut r = reject::empty(StatusCode::NO_CONTENT);
         let h = r.headers_mut();
+        let sessions = self.options.legacy == Legacy::Serve;
         h.insert(
             header::ACCESS_CONTROL_ALLOW_METHODS,
-            HeaderValue::from_static("POST, OPTIONS"),
+            HeaderValue::from_static(if sessions {
+                "GET, POST, DELETE, OPTIONS"
+            } else {
+                "POST, OPTIONS"
+            }),
         );
         h.insert(
             header::ACCESS_CONTROL_ALLOW_HEADERS,
             HeaderValue::from_static(
-                "content-type, accept, authorization, mcp-protocol-version, mcp-method, mcp-name, last-event-id",
+                "content-type, accept, authorization, mcp-protocol-version, mcp-method, mcp-name, mcp-session-id, last-event-id",
             ),
         );
         h.insert(
@@ -504,15 +503,38 @@ impl McpEndpoint {
             let h = response.headers_mut();
             h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin.clone());
             h.insert(header::VARY, HeaderValue::from_static("Origin"));
-            // A browser client must read the challenge to sign in.
-            if h.contains_key(header::WWW_AUTHENTICATE) {
+            // A browser client must read the challenge to sign in, and its session id.
+            let expose = match (
+                h.contains_key(header::WWW_AUTHENTICATE),
+                h.contains_key(crate::legacy::SESSION_HEADER),
+            ) {
+                (true, true) => Some("WWW-Authenticate, Mcp-Session-Id"),
+                (true, false) => Some("WWW-Authenticate"),
+                (false, true) => Some("Mcp-Session-Id"),
+                (false, false) => None,
+            };
+            if let Some(expose) = expose {
                 h.insert(
                     header::ACCESS_CONTROL_EXPOSE_HEADERS,
-                    HeaderValue::from_static("WWW-Authenticate"),
+                    HeaderValue::from_static(expose),
                 );
             }
         }
     }
+}
+
+/// 405 for a method the endpoint does not serve.
+pub(crate) fn method_not_allowed() -> Response<McpBody> {
+    let mut r = reject::error(
+        StatusCode::METHOD_NOT_ALLOWED,
+        None,
+        TRANSPORT_ERROR,
+        "Method not allowed.",
+        None,
+    );
+    r.headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static("POST"));
+    r
 }
 
 /// A `text/event-stream` response that writes `stream`.

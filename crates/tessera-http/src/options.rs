@@ -17,6 +17,9 @@ pub enum Legacy {
     /// serves any request of it), and a handler's questions are pushed on
     /// the call's event stream as the requests they are. Needs the server's
     /// requestState key; without one, clients are served as by `Stateless`.
+    /// The call waiting for an answer lives on the instance that asked, so
+    /// the answer's POST must reach it: on Workers, where it may land in
+    /// another isolate, use `Stateless` or `Reject`.
     #[default]
     Serve,
 }
@@ -28,6 +31,7 @@ pub struct EndpointOptions {
     pub(crate) route: Option<String>,
     pub(crate) legacy: Legacy,
     pub(crate) question_timeout: std::time::Duration,
+    pub(crate) answer_relay: Option<Arc<dyn tessera_server::bridge::AnswerRelay>>,
     pub(crate) allowed_hosts: Vec<String>,
     pub(crate) any_host: bool,
     pub(crate) allowed_origins: Vec<String>,
@@ -50,6 +54,7 @@ impl Default for EndpointOptions {
             route: Some("/mcp".into()),
             legacy: Legacy::Serve,
             question_timeout: crate::legacy::DEFAULT_QUESTION_TIMEOUT,
+            answer_relay: None,
             allowed_hosts: Vec::new(),
             any_host: false,
             allowed_origins: Vec::new(),
@@ -92,6 +97,14 @@ impl EndpointOptions {
     /// What to do with initialize-era clients (default [`Legacy::Serve`]).
     pub fn legacy(mut self, legacy: Legacy) -> Self {
         self.legacy = legacy;
+        self
+    }
+
+    /// Forwards the answers of initialize-era clients to the instance whose
+    /// call asked (e.g. `tessera_redis::Redis::answer_relay`), so that a
+    /// session's requests may reach any instance of the deployment.
+    pub fn answer_relay(mut self, relay: Arc<dyn tessera_server::bridge::AnswerRelay>) -> Self {
+        self.answer_relay = Some(relay);
         self
     }
 

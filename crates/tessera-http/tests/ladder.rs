@@ -328,7 +328,7 @@ async fn ladder_body_checks() {
 
 #[tokio::test]
 async fn ladder_version_and_header_checks() {
-    let addr = start(EndpointOptions::default()).await;
+    let addr = start(EndpointOptions::default().legacy(Legacy::Reject)).await;
     // No version header and no _meta: an initialize-era request, refused with the supported versions.
     let bare = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/list"}).to_string();
     let r = post(

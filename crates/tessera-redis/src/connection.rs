@@ -42,6 +42,13 @@ impl Redis {
         crate::RedisLedger::new(self.connection(), namespace)
     }
 
+    /// The relay of initialize-era answers between instances, on channels
+    /// `tessera:{namespace}:answers:{instance}`; starts its subscriber task.
+    /// Give it to the endpoint (`EndpointOptions::answer_relay`).
+    pub fn answer_relay(&self, namespace: &str) -> crate::RedisRelay {
+        crate::RedisRelay::start(self, namespace)
+    }
+
     /// The change bus on channel `tessera:{namespace}:changes`; starts its subscriber task.
     pub fn bus(&self, namespace: &str) -> crate::RedisBus {
         crate::RedisBus::start(self, namespace)

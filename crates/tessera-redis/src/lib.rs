@@ -9,6 +9,10 @@
 //!   notifications out to every instance's listeners over pub/sub,
 //!   reconnecting with backoff; while Redis is unreachable, listeners are
 //!   ended gracefully (clients listen again) and publishing fails.
+//! - [`RedisRelay`]: initialize-era answers forwarded to the instance whose
+//!   call asked the question (`tessera_http::EndpointOptions::answer_relay`),
+//!   so every request of such a session may reach any instance; an answer
+//!   whose holder is gone gets a clear error.
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), tessera_redis::RedisError> {
@@ -23,9 +27,11 @@
 mod bus;
 mod connection;
 mod ledger;
+mod relay;
 
 pub use bus::RedisBus;
 pub use connection::{Redis, RedisError};
 pub use ledger::RedisLedger;
 /// The Redis client crate, for applications that keep their own data in the same Redis.
 pub use redis;
+pub use relay::RedisRelay;

@@ -21,6 +21,11 @@ pub use tessera_server::{
 #[cfg(feature = "server")]
 pub use tessera_server::intake;
 
+/// The era bridge that serves initialize-era clients from the same handlers:
+/// their sessions, the questions put to them, answers relayed between instances.
+#[cfg(feature = "server")]
+pub use tessera_server::bridge;
+
 #[cfg(feature = "macros")]
 pub use tessera_macros::{arguments, form, output, prompt, resource, tool};
 

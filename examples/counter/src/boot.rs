@@ -9,12 +9,18 @@ use tessera::state::TicketLedger;
 use crate::config::{self, Config};
 
 /// The endpoint's options for `config` once it listens at `local`: the era
-/// policy, and OAuth protection when `--oauth-issuer` is given.
+/// policy, the answer relay of `--redis`, and OAuth protection when
+/// `--oauth-issuer` is given.
 pub fn endpoint_options(
     config: &Config,
     local: std::net::SocketAddr,
+    relay: Option<Arc<dyn tessera::bridge::AnswerRelay>>,
 ) -> tessera::http::EndpointOptions {
-    let options = with_access_log(tessera::http::EndpointOptions::default().legacy(config.legacy));
+    let mut options =
+        with_access_log(tessera::http::EndpointOptions::default().legacy(config.legacy));
+    if let Some(relay) = relay {
+        options = options.answer_relay(relay);
+    }
     let Some(issuer) = &config.oauth_issuer else {
         return options;
     };
@@ -78,7 +84,11 @@ pub async fn configured_server() -> Result<(Config, McpServer), String> {
         &dir,
         config.dev,
     )?;
-    let ledger: Option<Arc<dyn TicketLedger>> = match &config.ledger {
+    let ledger_url = config
+        .ledger
+        .as_ref()
+        .or(config.redis.as_ref().filter(|_| config.single_use));
+    let ledger: Option<Arc<dyn TicketLedger>> = match ledger_url {
         Some(url) => {
             let redis = tessera::redis::Redis::connect(url)
                 .await
@@ -96,4 +106,18 @@ pub async fn configured_server() -> Result<(Config, McpServer), String> {
     )
     .map_err(|e| e.to_string())?;
     Ok((config, server))
+}
+
+/// The relay of initialize-era answers over the `--redis` Redis, if one is given.
+pub async fn answer_relay(
+    config: &Config,
+) -> Result<Option<Arc<dyn tessera::bridge::AnswerRelay>>, String> {
+    let Some(url) = &config.redis else {
+        return Ok(None);
+    };
+    let redis = tessera::redis::Redis::connect(url)
+        .await
+        .map_err(|e| format!("--redis {url}: {e}"))?;
+    tracing::info!(%url, "initialize-era answers are relayed between instances through Redis");
+    Ok(Some(Arc::new(redis.answer_relay("counter"))))
 }

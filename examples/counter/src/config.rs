@@ -25,6 +25,8 @@ pub struct Config {
     pub single_use: bool,
     /// Where single-use tickets are redeemed: a Redis URL shared by the instances.
     pub ledger: Option<String>,
+    /// `--redis`: the Redis every instance shares (answers relayed; the ledger with `--single-use`).
+    pub redis: Option<String>,
     /// The OAuth authorization server whose tokens are accepted (protects the endpoint).
     pub oauth_issuer: Option<String>,
     /// This server's canonical resource URI (default `http://ADDR/mcp`).
@@ -36,7 +38,7 @@ pub struct Config {
 /// Usage text.
 pub const USAGE: &str =
     "usage: counter [--addr HOST:PORT] [--legacy reject|stateless|serve] [--ttl SECONDS] [--dev]
-               [--single-use] [--ledger redis://HOST:PORT/]
+               [--single-use] [--ledger redis://HOST:PORT/] [--redis redis://HOST:PORT/]
                [--oauth-issuer URL [--oauth-resource URL] [--oauth-scope SCOPE]]
        counter --stdio [--ttl SECONDS] [--dev] [--single-use]
 
@@ -50,6 +52,9 @@ pub const USAGE: &str =
   --dev      no key configured? generate one into .dev.vars and start
   --single-use  each requestState ticket is redeemable once (in-memory ledger)
   --ledger   redeem single-use tickets in this Redis, shared by every instance
+  --redis    share this Redis between instances: initialize-era answers reach
+             the instance whose call asked (--legacy serve), and with
+             --single-use tickets are redeemed there
              behind a load balancer (implies --single-use)
   --oauth-issuer    protect the endpoint: accept only JWT access tokens of this
                     authorization server (keys from its metadata's jwks_uri)
@@ -74,6 +79,7 @@ impl Config {
             stdio: false,
             single_use: false,
             ledger: None,
+            redis: None,
             oauth_issuer: None,
             oauth_resource: None,
             oauth_scope: None,
@@ -117,6 +123,13 @@ impl Config {
                     }
                     config.ledger = Some(url);
                     config.single_use = true;
+                }
+                "--redis" => {
+                    let url = value("--redis")?;
+                    if !url.starts_with("redis://") && !url.starts_with("rediss://") {
+                        return Err(format!("--redis takes a redis:// URL, not {url:?}"));
+                    }
+                    config.redis = Some(url);
                 }
                 "-h" | "--help" => return Err(USAGE.to_owned()),
                 other => return Err(format!("unknown argument {other:?}\n\n{USAGE}")),

@@ -39,13 +39,14 @@ fn run() -> Result<(), String> {
         return served.map_err(|e| format!("stdio: {e}"));
     }
     runtime.block_on(async {
+        let relay = counter::boot::answer_relay(&config).await?;
         let listener = tokio::net::TcpListener::bind(&config.addr)
             .await
             .map_err(|e| format!("cannot listen on {}: {e}", config.addr))?;
         let local = listener.local_addr().map_err(|e| e.to_string())?;
         let endpoint = McpEndpoint::new(
             Arc::clone(&server),
-            counter::boot::endpoint_options(&config, local),
+            counter::boot::endpoint_options(&config, local, relay),
         );
         tracing::info!(%local, legacy = ?config.legacy, "serving MCP at http://{local}/mcp");
         tessera::http::serve(listener, endpoint, tessera::http::graceful_shutdown(server))

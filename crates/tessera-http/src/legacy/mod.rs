@@ -28,7 +28,8 @@ use tessera_protocol::{
     INITIALIZE, INVALID_PARAMS, INVALID_REQUEST, JsonRpcResponse, LoggingLevel, RequestId,
 };
 use tessera_server::bridge::{
-    Bridge, LegacySession, OpenedSession, SessionError, is_bridged, requested_log_level,
+    AnswerRelay, Bridge, LegacySession, OpenedSession, RelayedAnswer, SessionError, is_bridged,
+    requested_log_level,
 };
 use tessera_server::intake::Request;
 use tessera_server::{Change, Era, Handled, RequestFacts, ServerError};
@@ -52,10 +53,35 @@ pub const DEFAULT_QUESTION_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
 /// The endpoint's session state: the questions waiting for answers, and
 /// the notes on sessions taken here (ended, log level, subscriptions).
-#[derive(Default)]
 pub(crate) struct Sessions {
     questions: Arc<Questions>,
     remembered: Arc<Remembered>,
+    relay: Option<Arc<dyn AnswerRelay>>,
+}
+
+impl Sessions {
+    /// The session state of an endpoint; with a relay, question ids name
+    /// this instance and answers forwarded to it reach its waiting calls.
+    pub(crate) fn new(relay: Option<&Arc<dyn AnswerRelay>>) -> Self {
+        let questions = Arc::new(Questions::new(relay.map(|r| r.instance().to_owned())));
+        if let Some(relay) = relay {
+            let questions = Arc::clone(&questions);
+            relay.receive(Arc::new(move |answer: RelayedAnswer| {
+                let Ok(response) = serde_json::from_value(answer.response) else {
+                    tracing::warn!("a relayed answer that is not a JSON-RPC response; ignored");
+                    return;
+                };
+                if questions.deliver(&answer.session, response) == Delivery::NoSuchQuestion {
+                    tracing::info!("a relayed answer found no waiting question (answered, withdrawn or timed out)");
+                }
+            }));
+        }
+        Self {
+            questions,
+            remembered: Arc::default(),
+            relay: relay.cloned(),
+        }
+    }
 }
 
 impl McpEndpoint {
@@ -241,8 +267,9 @@ impl McpEndpoint {
         }
     }
 
-    /// A client's response to a pushed question: to the call waiting for it.
-    pub(crate) fn answer_question(
+    /// A client's response to a pushed question: to the call waiting for it,
+    /// here or (through the relay) on the instance that asked.
+    pub(crate) async fn answer_question(
         &self,
         head: &Parts,
         principal: Option<&str>,
@@ -253,9 +280,40 @@ impl McpEndpoint {
             Err(refusal) => return refusal,
         };
         let id = match &response {
-            JsonRpcResponse::Result(r) => Some(r.id.to_string()),
-            JsonRpcResponse::Error(e) => e.id.as_ref().map(ToString::to_string),
+            JsonRpcResponse::Result(r) => Some(r.id.clone()),
+            JsonRpcResponse::Error(e) => e.id.clone(),
         };
+        let shown = id
+            .as_ref()
+            .map_or("(no id)".to_owned(), ToString::to_string);
+        let holder = id.as_ref().and_then(questions::holder_of);
+        if let (Some(relay), Some(holder)) = (&self.sessions.relay, holder)
+            && holder != relay.instance()
+        {
+            let answer = RelayedAnswer {
+                session: opened.key,
+                response: json!(response),
+            };
+            return match relay.forward(holder, answer).await {
+                Ok(true) => reject::empty(StatusCode::ACCEPTED),
+                Ok(false) => reject::error(
+                    StatusCode::NOT_FOUND,
+                    None,
+                    INVALID_REQUEST,
+                    format!(
+                        "Not Found: question {shown} was asked by a server instance that is gone; call the tool again"
+                    ),
+                    None,
+                ),
+                Err(e) => {
+                    tracing::warn!(error = %e, "an answer could not be relayed");
+                    reject::unavailable(
+                        "Service Unavailable: the answer cannot reach the server instance that asked; retry",
+                        1,
+                    )
+                }
+            };
+        }
         match self.sessions.questions.deliver(&opened.key, response) {
             Delivery::Delivered => reject::empty(StatusCode::ACCEPTED),
             Delivery::NoSuchQuestion => reject::error(
@@ -263,8 +321,7 @@ impl McpEndpoint {
                 None,
                 INVALID_REQUEST,
                 format!(
-                    "Bad Request: no question {} of this session is waiting for an answer (it was answered or withdrawn, timed out, or the server instance that asked it is gone)",
-                    id.as_deref().unwrap_or("(no id)")
+                    "Bad Request: no question {shown} of this session is waiting for an answer (it was answered or withdrawn, timed out, or the server instance that asked it is gone)"
                 ),
                 None,
             ),
@@ -277,6 +334,10 @@ impl McpEndpoint {
         head: &Parts,
         principal: Option<&str>,
     ) -> Response<McpBody> {
+        if !head.headers.contains_key(SESSION_HEADER) {
+            // Without a session there is nothing to stream or end: as for 2026-07-28 clients.
+            return crate::endpoint::method_not_allowed();
+        }
         let opened = match self.open_session(head, principal, None) {
             Ok(opened) => opened,
             Err(refusal) => return refusal,

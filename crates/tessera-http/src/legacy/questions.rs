@@ -30,8 +30,22 @@ type Answer = oneshot::Sender<Result<Value, ErrorObject>>;
 /// The open questions, by session and question id.
 #[derive(Default)]
 pub(crate) struct Questions {
+    /// This instance's relay name, in every id it asks (when answers are relayed).
+    instance: Option<String>,
     next_id: AtomicU64,
     open: Mutex<Open>,
+}
+
+/// How question ids begin.
+const ID_PREFIX: &str = "tessera-q";
+
+/// The instance that asked the question `id`, when ids name one.
+pub(crate) fn holder_of(id: &RequestId) -> Option<&str> {
+    let RequestId::String(id) = id else {
+        return None;
+    };
+    let rest = id.strip_prefix(ID_PREFIX)?.strip_prefix('-')?;
+    rest.rsplit_once('-').map(|(instance, _)| instance)
 }
 
 #[derive(Default)]
@@ -51,6 +65,14 @@ pub(crate) enum Delivery {
 }
 
 impl Questions {
+    /// Questions whose ids name `instance` as their holder (for a relay), or none.
+    pub(crate) fn new(instance: Option<String>) -> Self {
+        Self {
+            instance,
+            ..Self::default()
+        }
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Open> {
         self.open
             .lock()
@@ -75,7 +97,10 @@ impl Questions {
             )));
         }
         let n = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let id = RequestId::String(format!("tessera-q{n}"));
+        let id = RequestId::String(match &self.instance {
+            Some(instance) => format!("{ID_PREFIX}-{instance}-{n}"),
+            None => format!("{ID_PREFIX}{n}"),
+        });
         let (tx, rx) = oneshot::channel();
         open.by_key.insert((session.to_owned(), id.clone()), tx);
         *open.per_session.entry(session.to_owned()).or_default() += 1;
@@ -231,6 +256,17 @@ mod tests {
             Delivery::NoSuchQuestion
         );
         assert_eq!(questions.len(), 0);
+    }
+
+    #[test]
+    fn question_ids_name_their_holder_when_answers_are_relayed() {
+        let relayed = Questions::new(Some("a1-b2".into()));
+        let (id, _rx) = relayed.open("s").unwrap();
+        assert_eq!(holder_of(&id), Some("a1-b2"));
+        let local = Questions::default();
+        let (id, _rx) = local.open("s").unwrap();
+        assert_eq!(holder_of(&id), None);
+        assert_eq!(holder_of(&RequestId::from(7)), None);
     }
 
     #[test]

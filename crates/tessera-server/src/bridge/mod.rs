@@ -13,6 +13,7 @@
 
 mod asker;
 mod changes;
+mod relay;
 mod session;
 
 use std::time::Duration;
@@ -24,6 +25,7 @@ use tessera_protocol::{
 };
 
 pub use asker::{Asker, PeerFailure};
+pub use relay::{AnswerRelay, AnswerSink, RelayError, RelayedAnswer};
 pub use session::{
     LegacySession, MAX_SESSION_JSON_BYTES, OpenedSession, SESSION_LIFETIME, SessionError,
 };

@@ -1,0 +1,139 @@
+//! Initialize-era answers across instances: each instance listens on its own
+//! Redis channel, and an instance that receives an answer for a question
+//! another asked publishes it there.
+//!
+//! `PUBLISH` answers with the number of subscribers that received the
+//! message, so a holder that is gone is known at once: the client is told,
+//! instead of its answer vanishing.
+
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use redis::aio::ConnectionManager;
+use tessera_protocol::BoxFuture;
+use tessera_server::bridge::{AnswerRelay, AnswerSink, RelayError, RelayedAnswer};
+
+/// Relays answers over Redis pub/sub, on channels `tessera:{namespace}:answers:{instance}`.
+/// A subscriber task keeps this instance's channel open, reconnecting with
+/// backoff (0.1 s doubling to 5 s).
+pub struct RedisRelay {
+    conn: ConnectionManager,
+    namespace: String,
+    instance: String,
+    sink: Arc<OnceLock<AnswerSink>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl RedisRelay {
+    pub(crate) fn start(redis: &crate::Redis, namespace: &str) -> Self {
+        let instance = instance_name();
+        let sink: Arc<OnceLock<AnswerSink>> = Arc::default();
+        let task = tokio::spawn(subscribe_forever(
+            redis.client.clone(),
+            channel(namespace, &instance),
+            Arc::clone(&sink),
+        ));
+        Self {
+            conn: redis.connection(),
+            namespace: namespace.to_owned(),
+            instance,
+            sink,
+            task,
+        }
+    }
+}
+
+impl Drop for RedisRelay {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+fn channel(namespace: &str, instance: &str) -> String {
+    format!("tessera:{namespace}:answers:{instance}")
+}
+
+/// A name no other running instance has: 16 random hex digits.
+fn instance_name() -> String {
+    let mut bytes = [0u8; 8];
+    // Without randomness, the clock and the process id still tell instances apart.
+    if getrandom::fill(&mut bytes).is_err() {
+        let nanos = tessera_protocol::clock::SystemTime::now()
+            .duration_since(tessera_protocol::clock::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        bytes = (nanos ^ u64::from(std::process::id())).to_be_bytes();
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl AnswerRelay for RedisRelay {
+    fn instance(&self) -> &str {
+        &self.instance
+    }
+
+    fn forward(
+        &self,
+        holder: &str,
+        answer: RelayedAnswer,
+    ) -> BoxFuture<'_, Result<bool, RelayError>> {
+        let mut conn = self.conn.clone();
+        let channel = channel(&self.namespace, holder);
+        Box::pin(async move {
+            let payload = serde_json::to_string(&answer).map_err(|e| RelayError(e.to_string()))?;
+            let heard = redis::cmd("PUBLISH")
+                .arg(&channel)
+                .arg(payload)
+                .query_async::<i64>(&mut conn)
+                .await
+                .map_err(|e| RelayError(format!("Redis: {e}")))?;
+            Ok(heard > 0)
+        })
+    }
+
+    fn receive(&self, sink: AnswerSink) {
+        if self.sink.set(sink).is_err() {
+            tracing::warn!("an answer relay serves one endpoint; a second receiver is ignored");
+        }
+    }
+}
+
+async fn subscribe_forever(
+    client: redis::Client,
+    channel: String,
+    sink: Arc<OnceLock<AnswerSink>>,
+) {
+    const FIRST: Duration = Duration::from_millis(100);
+    let mut backoff = FIRST;
+    loop {
+        match client.get_async_pubsub().await {
+            Ok(mut pubsub) => match pubsub.subscribe(&channel).await {
+                Ok(()) => {
+                    tracing::info!(%channel, "answer relay subscribed");
+                    backoff = FIRST;
+                    let mut messages = pubsub.on_message();
+                    while let Some(message) = messages.next().await {
+                        let answer = message
+                            .get_payload::<String>()
+                            .ok()
+                            .and_then(|p| serde_json::from_str::<RelayedAnswer>(&p).ok());
+                        match (answer, sink.get()) {
+                            (Some(answer), Some(deliver)) => deliver(answer),
+                            (None, _) => {
+                                tracing::warn!(%channel, "a relayed message that is not an answer; ignored")
+                            }
+                            (Some(_), None) => {
+                                tracing::warn!(%channel, "an answer arrived before the endpoint started; ignored")
+                            }
+                        }
+                    }
+                    tracing::warn!(%channel, "answer relay connection lost; reconnecting");
+                }
+                Err(e) => tracing::warn!(error = %e, "answer relay cannot subscribe; retrying"),
+            },
+            Err(e) => tracing::debug!(error = %e, "answer relay cannot connect; retrying"),
+        }
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(Duration::from_secs(5));
+    }
+}
