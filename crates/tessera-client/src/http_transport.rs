@@ -36,6 +36,13 @@ pub(crate) struct Mirrored<'a> {
     pub(crate) token: Option<&'a str>,
 }
 
+/// How answers to requests pushed on a response stream are sent: in the
+/// request's version, with its credentials.
+struct Answering<'a> {
+    version: &'a str,
+    token: Option<&'a str>,
+}
+
 /// The time limit of an open-ended stream: none to speak of.
 const OPEN_ENDED: std::time::Duration = std::time::Duration::from_secs(10 * 365 * 24 * 3600);
 
@@ -96,7 +103,11 @@ impl HttpTransport {
         {
             *self.session.lock().unwrap_or_else(PoisonError::into_inner) = Some(session.to_owned());
         }
-        self.read_response(response, id, mirrored.version, on_notification)
+        let answering = Answering {
+            version: mirrored.version,
+            token: mirrored.token,
+        };
+        self.read_response(response, id, answering, on_notification)
             .await
     }
 
@@ -108,11 +119,13 @@ impl HttpTransport {
     }
 
     /// POSTs a message that gets no response (a notification, or the answer
-    /// to a pushed request): the server acknowledges it with 202.
+    /// to a pushed request): the server acknowledges it with 202. `token` is
+    /// an OAuth access token, sent instead of the configured bearer token.
     pub(crate) async fn post_message(
         &self,
         body: &Value,
         version: &str,
+        token: Option<&str>,
     ) -> Result<(), ClientError> {
         let mut request = self
             .http
@@ -123,7 +136,7 @@ impl HttpTransport {
         if let Some(session) = self.session() {
             request = request.header("Mcp-Session-Id", session);
         }
-        if let Some(token) = self.bearer.as_deref() {
+        if let Some(token) = token.or(self.bearer.as_deref()) {
             request = request.bearer_auth(token);
         }
         let response = request
@@ -139,9 +152,87 @@ impl HttpTransport {
         }
     }
 
+    /// Ends an initialize-era session (`DELETE` with its id), if there is one;
+    /// a server that does not allow it (405) or forgot it (404) is fine.
+    pub(crate) async fn end_session(&self, version: &str, token: Option<&str>) {
+        let Some(session) = self.session() else {
+            return;
+        };
+        let mut request = self
+            .http
+            .delete(self.url.clone())
+            .header("Mcp-Session-Id", session)
+            .header("MCP-Protocol-Version", version);
+        if let Some(token) = token.or(self.bearer.as_deref()) {
+            request = request.bearer_auth(token);
+        }
+        match request.send().await {
+            Ok(r) if r.status().is_success() || matches!(r.status().as_u16(), 404 | 405) => {}
+            Ok(r) => tracing::debug!(
+                status = r.status().as_u16(),
+                "the server refused to end the session"
+            ),
+            Err(e) => tracing::debug!(error = %e, "could not end the session"),
+        }
+        *self.session.lock().unwrap_or_else(PoisonError::into_inner) = None;
+    }
+
+    /// Opens an initialize-era session's standalone stream (`GET` with its
+    /// id) and hands each notification on it to `on_notification` until the
+    /// server ends it; requests the server pushes there are answered.
+    pub(crate) async fn standalone_stream(
+        &self,
+        version: &str,
+        token: Option<&str>,
+        on_notification: &NotificationHandler,
+    ) -> Result<(), ClientError> {
+        let mut request = self
+            .http
+            .get(self.url.clone())
+            .header("Accept", "text/event-stream")
+            .header("MCP-Protocol-Version", version)
+            .timeout(OPEN_ENDED);
+        if let Some(session) = self.session() {
+            request = request.header("Mcp-Session-Id", session);
+        }
+        if let Some(token) = token.or(self.bearer.as_deref()) {
+            request = request.bearer_auth(token);
+        }
+        let mut response = request.send().await.map_err(ClientError::Transport)?;
+        match response.status().as_u16() {
+            200..=299 => {}
+            405 => {
+                return Err(ClientError::UnsupportedServer(
+                    "this initialize-era server offers no standalone event stream (GET answered 405)".into(),
+                ));
+            }
+            status => {
+                return Err(ClientError::Protocol(format!(
+                    "the server refused the standalone event stream with HTTP {status}"
+                )));
+            }
+        }
+        let answering = Answering { version, token };
+        let mut parser = SseParser::default();
+        while let Some(bytes) = response.chunk().await.map_err(ClientError::Transport)? {
+            for data in parser.feed(&bytes).map_err(ClientError::Protocol)? {
+                let Ok(v) = serde_json::from_str::<Value>(&data) else {
+                    continue;
+                };
+                match (v.get("method").is_some(), v.get("id").is_some()) {
+                    (true, false) => on_notification(&v),
+                    (true, true) => self.answer_pushed(&v, &answering).await,
+                    _ => {}
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// A request the server pushed on a response stream (initialize era):
-    /// answered through the push handler, the answer POSTed back.
-    async fn answer_pushed(&self, message: &Value, version: &str) {
+    /// answered through the push handler, the answer POSTed back with the
+    /// request's own credentials.
+    async fn answer_pushed(&self, message: &Value, answering: &Answering<'_>) {
         let Some(id) = message.get("id").and_then(RequestId::from_value) else {
             return;
         };
@@ -155,7 +246,10 @@ impl HttpTransport {
             Ok(result) => json!(JsonRpcResultResponse::new(id, result)),
             Err(error) => json!(JsonRpcErrorResponse::new(Some(id), error)),
         };
-        if let Err(e) = self.post_message(&answer, version).await {
+        if let Err(e) = self
+            .post_message(&answer, answering.version, answering.token)
+            .await
+        {
             tracing::warn!(error = %e, "could not deliver the answer to a pushed request");
         }
     }
@@ -164,7 +258,7 @@ impl HttpTransport {
         &self,
         mut response: reqwest::Response,
         id: i64,
-        version: &str,
+        answering: Answering<'_>,
         on_notification: Option<&NotificationHandler>,
     ) -> Result<(Value, u16), ClientError> {
         let status = response.status().as_u16();
@@ -205,7 +299,7 @@ impl HttpTransport {
                         }
                     } else if v.get("method").is_some() {
                         // The server waits for this answer before it goes on.
-                        self.answer_pushed(&v, version).await;
+                        self.answer_pushed(&v, &answering).await;
                     }
                 }
             }

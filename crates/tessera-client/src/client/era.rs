@@ -134,7 +134,11 @@ impl McpClient {
         });
         match &self.transport {
             Transport::Stdio(stdio) => stdio.notify(&initialized).await?,
-            Transport::Http(http) => http.post_message(&initialized, version).await?,
+            Transport::Http(http) => {
+                let token = self.oauth_token().await;
+                http.post_message(&initialized, version, token.as_deref())
+                    .await?
+            }
         }
         Ok(Era::Legacy {
             initialized: Box::new(result),

@@ -19,10 +19,8 @@ impl McpClient {
     /// # Ok(()) }
     /// ```
     pub async fn listen(&self, filter: SubscriptionFilter) -> Result<Listener, ClientError> {
-        if let Era::Legacy { .. } = self.era().await? {
-            return Err(ClientError::UnsupportedServer(
-                "subscriptions/listen is a 2026-07-28 method; this server speaks the initialize era".into(),
-            ));
+        if let Era::Legacy { initialized } = self.era().await? {
+            return self.listen_legacy(filter, initialized).await;
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let mut params = JsonObject::new();
@@ -93,6 +91,91 @@ impl McpClient {
                 })
             }
         };
+        Ok(Listener { events, task })
+    }
+}
+
+impl McpClient {
+    /// What an initialize-era server offers in place of `subscriptions/listen`:
+    /// `resources/subscribe` for each resource asked, and over HTTP the
+    /// session's standalone stream, filtered to what was asked. The first
+    /// event names what the server's capabilities let it send.
+    async fn listen_legacy(
+        &self,
+        asked: SubscriptionFilter,
+        initialized: &Value,
+    ) -> Result<Listener, ClientError> {
+        let Transport::Http(http) = &self.transport else {
+            return Err(ClientError::UnsupportedServer(
+                "subscriptions/listen is a 2026-07-28 method; this stdio server speaks the initialize era".into(),
+            ));
+        };
+        let offers = |capability: &str, flag: &str| {
+            initialized
+                .get("capabilities")
+                .and_then(|c| c.get(capability))
+                .and_then(|c| c.get(flag))
+                .and_then(Value::as_bool)
+                == Some(true)
+        };
+        let yes =
+            |wanted: Option<bool>, offered: bool| (wanted == Some(true) && offered).then_some(true);
+        let agreed = SubscriptionFilter {
+            tools_list_changed: yes(asked.tools_list_changed, offers("tools", "listChanged")),
+            prompts_list_changed: yes(asked.prompts_list_changed, offers("prompts", "listChanged")),
+            resources_list_changed: yes(
+                asked.resources_list_changed,
+                offers("resources", "listChanged"),
+            ),
+            resource_subscriptions: asked
+                .resource_subscriptions
+                .clone()
+                .filter(|uris| !uris.is_empty() && offers("resources", "subscribe")),
+        };
+        for uri in agreed.resource_subscriptions.iter().flatten() {
+            let mut params = JsonObject::new();
+            params.insert("uri".into(), json!(uri));
+            self.send_legacy("resources/subscribe", params).await?;
+        }
+        let (tx, events) = tokio::sync::mpsc::unbounded_channel();
+        let _ = tx.send(Ok(ListenEvent::Acknowledged(agreed.clone())));
+        let (http, version) = (http.clone(), self.protocol_version());
+        let token = self.oauth_token().await;
+        let cache = self.cache.clone();
+        let task = tokio::spawn(async move {
+            let to = tx.clone();
+            let forward: NotificationHandler = Arc::new(move |n: &Value| {
+                let wanted = match n.get("method").and_then(Value::as_str) {
+                    Some("notifications/tools/list_changed") => agreed.tools_list_changed.is_some(),
+                    Some("notifications/prompts/list_changed") => {
+                        agreed.prompts_list_changed.is_some()
+                    }
+                    Some("notifications/resources/list_changed") => {
+                        agreed.resources_list_changed.is_some()
+                    }
+                    Some("notifications/resources/updated") => {
+                        let uri = n
+                            .get("params")
+                            .and_then(|p| p.get("uri"))
+                            .and_then(Value::as_str);
+                        agreed
+                            .resource_subscriptions
+                            .iter()
+                            .flatten()
+                            .any(|u| Some(u.as_str()) == uri)
+                    }
+                    _ => false,
+                };
+                if wanted {
+                    cache.notice(n);
+                    drop(to.send(Ok(ListenEvent::Notification(n.clone()))));
+                }
+            });
+            let end = http
+                .standalone_stream(&version, token.as_deref(), &forward)
+                .await;
+            let _ = tx.send(end.map(|()| ListenEvent::Ended));
+        });
         Ok(Listener { events, task })
     }
 }

@@ -109,10 +109,24 @@ impl McpClient {
     }
 
     /// Ends the session: a stdio server's input is closed, and it is given
-    /// two seconds to exit before it is terminated.
+    /// two seconds to exit before it is terminated; an initialize-era HTTP
+    /// session is ended with `DELETE`.
     pub async fn close(&self) {
-        if let Transport::Stdio(stdio) = &self.transport {
-            stdio.close(Duration::from_secs(2)).await;
+        match &self.transport {
+            Transport::Stdio(stdio) => stdio.close(Duration::from_secs(2)).await,
+            Transport::Http(http) => {
+                let token = self.oauth_token().await;
+                http.end_session(&self.protocol_version(), token.as_deref())
+                    .await;
+            }
+        }
+    }
+
+    /// The OAuth access token in use, if the client signed in.
+    pub(super) async fn oauth_token(&self) -> Option<String> {
+        match &self.oauth {
+            Some(oauth) => oauth.lock().await.token().map(str::to_owned),
+            None => None,
         }
     }
 
