@@ -608,6 +608,7 @@ impl Caller {
             auth: self.auth,
             notifications: None,
             tasks: options.task_runtime.clone(),
+            serves_initialize_era: options.legacy != Legacy::Reject,
         }
     }
 }

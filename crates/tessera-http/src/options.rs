@@ -24,6 +24,27 @@ pub enum Legacy {
     Serve,
 }
 
+impl std::str::FromStr for Legacy {
+    type Err = String;
+
+    /// `reject`, `stateless` or `serve`, as a command line spells it.
+    ///
+    /// ```
+    /// assert_eq!("serve".parse(), Ok(tessera_http::Legacy::Serve));
+    /// assert!("maybe".parse::<tessera_http::Legacy>().is_err());
+    /// ```
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "reject" => Ok(Self::Reject),
+            "stateless" => Ok(Self::Stateless),
+            "serve" => Ok(Self::Serve),
+            other => Err(format!(
+                "--legacy takes reject, stateless or serve, not {other:?}"
+            )),
+        }
+    }
+}
+
 /// Endpoint settings: route, eras, host and origin checks, CORS, body limit, auth.
 #[derive(Clone)]
 pub struct EndpointOptions {

@@ -319,3 +319,39 @@ async fn the_standalone_stream_carries_what_the_session_subscribed_to() {
         json!({})
     );
 }
+
+#[tokio::test]
+async fn discovery_lists_the_versions_actually_served() {
+    let modern = [
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "server/discover"),
+    ];
+    let discover = support::body(9, "server/discover", json!({}));
+    for (options, versions) in [
+        (
+            EndpointOptions::default(),
+            json!([
+                "2024-11-05",
+                "2025-03-26",
+                "2025-06-18",
+                "2025-11-25",
+                "2026-07-28"
+            ]),
+        ),
+        (
+            EndpointOptions::default().legacy(tessera_http::Legacy::Reject),
+            json!(["2026-07-28"]),
+        ),
+    ] {
+        let addr = start_with(server(Arc::new(MemoryBus::default())), options).await;
+        let r = raw(addr, "POST", "/mcp", &modern, &discover).await;
+        assert_eq!(
+            r.json()["result"]["supportedVersions"],
+            versions,
+            "{}",
+            r.body
+        );
+    }
+}

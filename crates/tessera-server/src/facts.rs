@@ -60,12 +60,21 @@ pub struct RequestFacts {
     pub notifications: Option<NotificationSink>,
     /// Where a call that goes on as a task runs; `None`: no tasks.
     pub tasks: Option<std::sync::Arc<dyn crate::TaskRuntime>>,
+    /// Whether the transport also serves initialize-era clients, so that
+    /// `server/discover` lists their revisions beside 2026-07-28.
+    pub serves_initialize_era: bool,
 }
 
 impl RequestFacts {
     /// Facts of an unauthenticated modern request without a notification channel.
     pub fn modern() -> Self {
         Self::default()
+    }
+
+    /// The same facts, from a transport that also serves initialize-era clients.
+    pub fn serving_initialize_era(mut self) -> Self {
+        self.serves_initialize_era = true;
+        self
     }
 
     /// Facts of an initialize-era request speaking `version`.
@@ -120,6 +129,7 @@ impl std::fmt::Debug for RequestFacts {
             .field("auth", &self.auth)
             .field("notifications", &self.notifications.is_some())
             .field("tasks", &self.tasks.is_some())
+            .field("serves_initialize_era", &self.serves_initialize_era)
             .finish()
     }
 }

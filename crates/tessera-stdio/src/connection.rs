@@ -116,7 +116,8 @@ where
                     .map_or_else(RequestFacts::modern, |s| {
                         RequestFacts::legacy(s.version.clone())
                     })
-                    .with_task_runtime(Arc::new(tessera_tokio::TokioTasks));
+                    .with_task_runtime(Arc::new(tessera_tokio::TokioTasks))
+                    .serving_initialize_era();
                 start(&shared, &in_flight, &mut tasks, request, facts, legacy).await;
             }
             Incoming::Cancelled(id) => {

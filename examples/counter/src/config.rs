@@ -92,18 +92,7 @@ impl Config {
             };
             match arg.as_str() {
                 "--addr" => config.addr = value("--addr")?,
-                "--legacy" => {
-                    config.legacy = match value("--legacy")?.as_str() {
-                        "reject" => Legacy::Reject,
-                        "stateless" => Legacy::Stateless,
-                        "serve" => Legacy::Serve,
-                        other => {
-                            return Err(format!(
-                                "--legacy takes reject, stateless or serve, not {other:?}"
-                            ));
-                        }
-                    }
-                }
+                "--legacy" => config.legacy = value("--legacy")?.parse()?,
                 "--ttl" => {
                     let secs: u64 = value("--ttl")?
                         .parse()

@@ -55,16 +55,11 @@ fn settings(
                     .ok_or(format!("--addr needs a value\n\n{USAGE}"))?
             }
             "--legacy" => {
-                legacy = match args.next().as_deref() {
-                    Some("reject") => Legacy::Reject,
-                    Some("stateless") => Legacy::Stateless,
-                    Some("serve") => Legacy::Serve,
-                    _ => {
-                        return Err(format!(
-                            "--legacy takes reject, stateless or serve\n\n{USAGE}"
-                        ));
-                    }
-                }
+                legacy = args
+                    .next()
+                    .ok_or(format!("--legacy needs a value\n\n{USAGE}"))?
+                    .parse()
+                    .map_err(|e| format!("{e}\n\n{USAGE}"))?
             }
             "-h" | "--help" => return Err(USAGE.to_owned()),
             other => return Err(format!("unknown argument {other:?}\n\n{USAGE}")),

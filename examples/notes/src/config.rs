@@ -16,11 +16,14 @@ pub struct Config {
     pub dev: bool,
     /// Ticket lifetime.
     pub ttl: Duration,
+    /// What initialize-era clients get (default: sessions, with the forms).
+    pub legacy: tessera::http::Legacy,
 }
 
 /// Usage text.
 pub const USAGE: &str =
     "usage: notes [--addr HOST:PORT] [--db PATH | --redis URL] [--ttl SECONDS] [--dev]
+             [--legacy reject|stateless|serve]
 
   --addr    where to listen (default 127.0.0.1:8788, or 127.0.0.1:$PORT)
   --db      the SQLite database (default notes.db)
@@ -28,6 +31,9 @@ pub const USAGE: &str =
             e.g. redis://127.0.0.1:6379/ (for several instances behind a load balancer)
   --ttl     requestState lifetime in seconds (default 600)
   --dev     no key configured? generate one into .dev.vars and start
+  --legacy  initialize-era clients over HTTP: serve (default: sessions, with
+            questions pushed as requests; with --redis, answers reach any
+            instance), stateless, or reject
 
 The key comes from MRTR_REQUEST_STATE_KEY (environment first, then .dev.vars),
 as for the counter; every instance behind one load balancer needs the same key.";
@@ -44,6 +50,7 @@ impl Config {
             redis: None,
             dev: false,
             ttl: Duration::from_secs(600),
+            legacy: tessera::http::Legacy::Serve,
         };
         let mut args = args.into_iter();
         while let Some(arg) = args.next() {
@@ -62,6 +69,7 @@ impl Config {
                     config.ttl = Duration::from_secs(secs);
                 }
                 "--dev" => config.dev = true,
+                "--legacy" => config.legacy = value("--legacy")?.parse()?,
                 "-h" | "--help" => return Err(USAGE.to_owned()),
                 other => return Err(format!("unknown argument {other:?}\n\n{USAGE}")),
             }

@@ -37,12 +37,14 @@ fn run() -> Result<(), String> {
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
     runtime.block_on(async {
+        let mut options = EndpointOptions::default().legacy(config.legacy);
         let server = match &config.redis {
             Some(url) => {
                 let redis = tessera::redis::Redis::connect(url)
                     .await
                     .map_err(|e| format!("cannot reach {url}: {e}"))?;
-                tracing::info!(%url, "notes, single-use tickets and changes in Redis");
+                tracing::info!(%url, "notes, single-use tickets, changes and initialize-era answers in Redis");
+                options = options.answer_relay(Arc::new(redis.answer_relay("notes")));
                 notes::notes_server(
                     Arc::new(notes::RedisStore::new(redis.connection())),
                     Arc::new(redis.bus("notes")),
@@ -67,7 +69,7 @@ fn run() -> Result<(), String> {
         tracing::info!(%local, "serving MCP at http://{local}/mcp");
         let endpoint = McpEndpoint::new(
             Arc::clone(&server),
-            counter::boot::with_access_log(EndpointOptions::default()),
+            counter::boot::with_access_log(options),
         );
         tessera::http::serve(listener, endpoint, tessera::http::graceful_shutdown(server))
             .await

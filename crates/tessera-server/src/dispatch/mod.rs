@@ -110,8 +110,14 @@ impl McpServer {
         let value = Json::Value;
         match (method, legacy) {
             ("server/discover", false) => Ok(value(json!(DiscoverResult {
-                supported_versions: STATELESS_PROTOCOL_VERSIONS
-                    .iter()
+                // The versions actually served, oldest first.
+                supported_versions: incoming
+                    .facts
+                    .serves_initialize_era
+                    .then_some(tessera_protocol::LEGACY_PROTOCOL_VERSIONS)
+                    .into_iter()
+                    .flat_map(|v| v.iter().rev())
+                    .chain(STATELESS_PROTOCOL_VERSIONS)
                     .map(|v| (*v).to_owned())
                     .collect(),
                 capabilities: self.capabilities(),
