@@ -31,11 +31,14 @@ impl Form for Name {
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 struct Empty {}
 
+/// Each request's method and session id, in order.
+type Seen = Arc<Mutex<Vec<(String, Option<String>)>>>;
+
 /// The endpoint, noting each request's method and session id.
 #[derive(Clone)]
 struct Recording {
     endpoint: McpEndpoint,
-    seen: Arc<Mutex<Vec<(String, Option<String>)>>>,
+    seen: Seen,
 }
 
 impl<B> tower_service::Service<http::Request<B>> for Recording
@@ -86,7 +89,7 @@ async fn the_initialize_era_client_gets_forms_listens_and_ends_its_session() {
     );
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let seen = Arc::new(Mutex::new(Vec::new()));
+    let seen: Seen = Arc::default();
     let service = Recording {
         endpoint: McpEndpoint::new(Arc::clone(&server), EndpointOptions::default()),
         seen: Arc::clone(&seen),

@@ -41,6 +41,19 @@ impl Latch {
     }
 }
 
+/// Completes when either future does (no runtime needed).
+pub(crate) async fn first_of<A: std::future::Future, B: std::future::Future>(a: A, b: B) {
+    let (mut a, mut b) = (std::pin::pin!(a), std::pin::pin!(b));
+    std::future::poll_fn(|cx| {
+        if a.as_mut().poll(cx).is_ready() || b.as_mut().poll(cx).is_ready() {
+            std::task::Poll::Ready(())
+        } else {
+            std::task::Poll::Pending
+        }
+    })
+    .await;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -78,17 +91,4 @@ mod tests {
             }
         }
     }
-}
-
-/// Completes when either future does (no runtime needed).
-pub(crate) async fn first_of<A: std::future::Future, B: std::future::Future>(a: A, b: B) {
-    let (mut a, mut b) = (std::pin::pin!(a), std::pin::pin!(b));
-    std::future::poll_fn(|cx| {
-        if a.as_mut().poll(cx).is_ready() || b.as_mut().poll(cx).is_ready() {
-            std::task::Poll::Ready(())
-        } else {
-            std::task::Poll::Pending
-        }
-    })
-    .await;
 }

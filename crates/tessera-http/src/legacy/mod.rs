@@ -108,9 +108,9 @@ impl McpEndpoint {
             return self.dispatch(request, facts).await;
         }
         let id = Some(request.id.clone());
-        let opened = match self.open_session(head, facts.principal.as_deref(), id) {
+        let opened = match self.open_session(head, facts.principal.as_deref()) {
             Ok(opened) => opened,
-            Err(refusal) => return refusal,
+            Err(no) => return no.response(id),
         };
         facts.era = Era::Legacy {
             version: opened.session.version.clone(),
@@ -224,46 +224,29 @@ impl McpEndpoint {
         response
     }
 
-    /// The session a request names, or the refusal to send: 400 without an
-    /// id, 404 for one that is not (or no longer) a session of this server
-    /// for this caller.
+    /// The session a request names, or why not: no id (400), or one that is
+    /// not (or no longer) a session of this server for this caller (404).
     fn open_session(
         &self,
         head: &Parts,
         principal: Option<&str>,
-        id: Option<RequestId>,
-    ) -> Result<OpenedSession, Response<McpBody>> {
-        let Some(header) = head.headers.get(SESSION_HEADER) else {
-            return Err(reject::error(
-                StatusCode::BAD_REQUEST,
-                id,
-                INVALID_REQUEST,
-                "Bad Request: the Mcp-Session-Id header is required; send initialize first to open a session",
-                None,
-            ));
-        };
-        let not_found = |why: &str| {
-            reject::error(
-                StatusCode::NOT_FOUND,
-                id.clone(),
-                SESSION_NOT_FOUND,
-                format!("Session not found: {why}; send initialize to open a new session"),
-                None,
-            )
-        };
-        let Ok(token) = header.to_str() else {
-            return Err(not_found("the session id is not text"));
-        };
+    ) -> Result<OpenedSession, NoSession> {
+        let header = head.headers.get(SESSION_HEADER).ok_or(NoSession::Missing)?;
+        let token = header
+            .to_str()
+            .map_err(|_| NoSession::NotFound("the session id is not text".into()))?;
         match LegacySession::open(&self.server, token, principal) {
             Ok(opened) if self.sessions.remembered.is_ended(&opened.key) => {
-                Err(not_found("the session was ended"))
+                Err(NoSession::NotFound("the session was ended".into()))
             }
             Ok(opened) => Ok(opened),
             Err(SessionError::Open(e)) => {
                 tracing::debug!(reason = e.reason(), "a session id did not open");
-                Err(not_found("the session id is unknown, expired or not yours"))
+                Err(NoSession::NotFound(
+                    "the session id is unknown, expired or not yours".into(),
+                ))
             }
-            Err(e) => Err(not_found(&e.to_string())),
+            Err(e) => Err(NoSession::NotFound(e.to_string())),
         }
     }
 
@@ -275,9 +258,9 @@ impl McpEndpoint {
         principal: Option<&str>,
         response: JsonRpcResponse<Value>,
     ) -> Response<McpBody> {
-        let opened = match self.open_session(head, principal, None) {
+        let opened = match self.open_session(head, principal) {
             Ok(opened) => opened,
-            Err(refusal) => return refusal,
+            Err(no) => return no.response(None),
         };
         let id = match &response {
             JsonRpcResponse::Result(r) => Some(r.id.clone()),
@@ -338,9 +321,9 @@ impl McpEndpoint {
             // Without a session there is nothing to stream or end: as for 2026-07-28 clients.
             return crate::endpoint::method_not_allowed();
         }
-        let opened = match self.open_session(head, principal, None) {
+        let opened = match self.open_session(head, principal) {
             Ok(opened) => opened,
-            Err(refusal) => return refusal,
+            Err(no) => return no.response(None),
         };
         let remembered = &self.sessions.remembered;
         if head.method == Method::DELETE {
@@ -383,6 +366,36 @@ impl McpEndpoint {
             })
         });
         crate::endpoint::event_stream_response(running.stream_now(log))
+    }
+}
+
+/// Why a request names no session this server serves.
+enum NoSession {
+    /// No `Mcp-Session-Id` header.
+    Missing,
+    /// One that is not a session of this server for this caller, and why.
+    NotFound(String),
+}
+
+impl NoSession {
+    /// The refusal to send for request `id`.
+    fn response(self, id: Option<RequestId>) -> Response<McpBody> {
+        match self {
+            Self::Missing => reject::error(
+                StatusCode::BAD_REQUEST,
+                id,
+                INVALID_REQUEST,
+                "Bad Request: the Mcp-Session-Id header is required; send initialize first to open a session",
+                None,
+            ),
+            Self::NotFound(why) => reject::error(
+                StatusCode::NOT_FOUND,
+                id,
+                SESSION_NOT_FOUND,
+                format!("Session not found: {why}; send initialize to open a new session"),
+                None,
+            ),
+        }
     }
 }
 
