@@ -77,6 +77,12 @@ impl Connection {
         slot.as_mut().ok_or_else(|| "no connection".to_owned())
     }
 
+    /// Whether the server closed the connection (e.g. an idle keep-alive
+    /// connection past its timeout): a pool must not send on it again.
+    pub fn is_closed(&self) -> bool {
+        self.sender.is_closed()
+    }
+
     /// Sends a request; the response's body is left to the caller.
     pub async fn send(
         &mut self,

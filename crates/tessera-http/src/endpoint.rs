@@ -269,11 +269,11 @@ impl McpEndpoint {
                 Legacy::Reject => return unsupported(id, version),
                 Legacy::Stateless => {
                     facts.era = tessera_server::Era::Legacy {
-                        version: version.unwrap_or_else(|| "2025-03-26".into()),
+                        version: version.unwrap_or_else(|| ASSUMED_LEGACY_VERSION.into()),
                     };
                     return self.dispatch(request, facts).await;
                 }
-                Legacy::Serve => return self.serve_session(head, request, facts).await,
+                Legacy::Serve => return self.serve_session(head, request, facts, version).await,
             },
             RequestEra::Modern => {}
         }
@@ -522,6 +522,10 @@ impl McpEndpoint {
         }
     }
 }
+
+/// The version of an initialize-era request that names none: the
+/// transport's rule, "the server SHOULD assume protocol version 2025-03-26".
+pub(crate) const ASSUMED_LEGACY_VERSION: &str = "2025-03-26";
 
 /// 405 for a method the endpoint does not serve.
 pub(crate) fn method_not_allowed() -> Response<McpBody> {

@@ -240,7 +240,13 @@ impl Pool {
         let request = request
             .body(Full::new(Bytes::from(message.to_string())))
             .map_err(|e| e.to_string())?;
-        let popped = self.idle.lock().expect("not poisoned").pop();
+        // A connection the server closed while it idled (people think longer
+        // than servers keep idle keep-alive connections) is dropped, not reused.
+        let popped = {
+            let mut idle = self.idle.lock().expect("not poisoned");
+            idle.retain(|c| !c.is_closed());
+            idle.pop()
+        };
         let mut conn = match popped {
             Some(c) => c,
             None => Connection::open(target).await?,

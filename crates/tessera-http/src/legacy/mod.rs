@@ -85,12 +85,14 @@ impl Sessions {
 }
 
 impl McpEndpoint {
-    /// An initialize-era request under [`Legacy::Serve`](crate::Legacy::Serve).
+    /// An initialize-era request under [`Legacy::Serve`](crate::Legacy::Serve);
+    /// `version` is the one its `MCP-Protocol-Version` header names.
     pub(crate) async fn serve_session(
         &self,
         head: &Parts,
         request: Request,
         mut facts: RequestFacts,
+        version: Option<String>,
     ) -> Response<McpBody> {
         if request.method == INITIALIZE {
             return self.initialize(request, facts).await;
@@ -98,64 +100,80 @@ impl McpEndpoint {
         if self.server.request_state_codec().is_none() {
             // No key, no sessions: served per request, as Legacy::Stateless does.
             facts.era = Era::Legacy {
-                version: head
-                    .headers
-                    .get("mcp-protocol-version")
-                    .and_then(|v| v.to_str().ok())
-                    .unwrap_or("2025-03-26")
-                    .to_owned(),
+                version: version.unwrap_or_else(|| crate::endpoint::ASSUMED_LEGACY_VERSION.into()),
             };
             return self.dispatch(request, facts).await;
         }
-        let id = Some(request.id.clone());
         let opened = match self.open_session(head, facts.principal.as_deref()) {
             Ok(opened) => opened,
-            Err(no) => return no.response(id),
+            Err(no) => return no.response(Some(request.id.clone())),
         };
         facts.era = Era::Legacy {
             version: opened.session.version.clone(),
         };
-        let id = request.id.clone();
+        if let Some(answered) = self.take_note(&opened, &request) {
+            return answered;
+        }
+        if !is_bridged(&request.method) {
+            return self.dispatch(request, facts).await;
+        }
+        self.bridged(request, facts, opened).await
+    }
+
+    /// What this instance notes of a session's requests: the level of
+    /// `logging/setLevel` (then answered by the server), and
+    /// `resources/subscribe` and `unsubscribe`, answered here.
+    fn take_note(&self, opened: &OpenedSession, request: &Request) -> Option<Response<McpBody>> {
         let remembered = &self.sessions.remembered;
+        let id = request.id.clone();
         let noted = match request.method.as_str() {
-            "logging/setLevel" => requested_log_level(&request)
-                .map(|level| remembered.set_log_level(&opened.key, opened.expires_at, level)),
+            "logging/setLevel" => {
+                let level = requested_log_level(request)?;
+                remembered.set_log_level(&opened.key, opened.expires_at, level)
+            }
             "resources/subscribe" | "resources/unsubscribe" => {
                 let Some(uri) = request.param("uri").and_then(Value::as_str) else {
-                    return reject::error(
+                    return Some(reject::error(
                         StatusCode::OK,
                         Some(id),
                         INVALID_PARAMS,
                         format!("Invalid {} params: uri must be a string", request.method),
                         None,
-                    );
+                    ));
                 };
-                Some(if request.method == "resources/subscribe" {
+                if request.method == "resources/subscribe" {
                     remembered.subscribe(&opened.key, opened.expires_at, uri)
                 } else {
                     remembered.unsubscribe(&opened.key, uri);
                     Ok(())
-                })
+                }
             }
-            _ => None,
+            _ => return None,
         };
         match noted {
-            Some(Err(full)) => return refuse_note(Some(id), full),
-            Some(Ok(())) if request.method.starts_with("resources/") => {
-                return reject::json(
-                    StatusCode::OK,
-                    serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": id, "result": {}}))
-                        .unwrap_or_default(),
-                );
-            }
-            _ => {}
+            Err(full) => Some(refuse_note(Some(id), full)),
+            Ok(()) if request.method.starts_with("resources/") => Some(reject::json(
+                StatusCode::OK,
+                serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": id, "result": {}}))
+                    .unwrap_or_default(),
+            )),
+            Ok(()) => None,
         }
-        if !is_bridged(&request.method) {
-            return self.dispatch(request, facts).await;
-        }
+    }
+
+    /// A call that may ask, served through the era bridge: its questions go
+    /// on its event stream, their answers come by POST.
+    async fn bridged(
+        &self,
+        request: Request,
+        facts: RequestFacts,
+        opened: OpenedSession,
+    ) -> Response<McpBody> {
         let questions = Arc::clone(&self.sessions.questions);
         let patience = self.options().question_timeout;
-        let log_level = remembered
+        let log_level = self
+            .sessions
+            .remembered
             .log_level(&opened.key)
             .unwrap_or(LoggingLevel::Debug);
         self.dispatch_with(request, facts, move |server, request, facts| async move {
