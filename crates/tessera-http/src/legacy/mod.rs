@@ -35,7 +35,7 @@ use tessera_server::intake::Request;
 use tessera_server::{Change, Era, Handled, RequestFacts, ServerError};
 
 use questions::{Delivery, Questions, StreamAsker};
-pub use questions::{MAX_QUESTIONS, MAX_QUESTIONS_PER_SESSION};
+pub use questions::{MAX_QUESTIONS, MAX_QUESTIONS_PER_PRINCIPAL, MAX_QUESTIONS_PER_SESSION};
 use remembered::{Full, Remembered};
 pub use remembered::{MAX_REMEMBERED_SESSIONS, MAX_SUBSCRIPTIONS_PER_SESSION};
 
@@ -189,6 +189,7 @@ impl McpEndpoint {
             let asker = StreamAsker {
                 questions,
                 session: opened.key,
+                principal: facts.principal.clone(),
                 stream,
                 patience,
                 runtime: facts.tasks.clone(),

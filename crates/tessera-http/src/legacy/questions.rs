@@ -22,6 +22,10 @@ use tessera_server::{BoxFuture, NotificationSink, TaskRuntime};
 /// Questions one session may have open at once: 16.
 pub const MAX_QUESTIONS_PER_SESSION: usize = 16;
 
+/// Questions one authenticated principal may have open at once, across its
+/// sessions: 256 (so that one user cannot take the whole table).
+pub const MAX_QUESTIONS_PER_PRINCIPAL: usize = 256;
+
 /// Questions open at once across every session of the endpoint: 10,000.
 pub const MAX_QUESTIONS: usize = 10_000;
 
@@ -50,8 +54,25 @@ pub(crate) fn holder_of(id: &RequestId) -> Option<&str> {
 
 #[derive(Default)]
 struct Open {
-    by_key: HashMap<(String, RequestId), Answer>,
+    /// Each question's answer channel, and the principal it counts against.
+    by_key: HashMap<(String, RequestId), (Answer, Option<String>)>,
     per_session: HashMap<String, usize>,
+    per_principal: HashMap<String, usize>,
+}
+
+/// Counts one more under `key`.
+fn count_up(counts: &mut HashMap<String, usize>, key: &str) {
+    *counts.entry(key.to_owned()).or_default() += 1;
+}
+
+/// Counts one less under `key`, forgetting it at zero.
+fn count_down(counts: &mut HashMap<String, usize>, key: &str) {
+    if let Some(n) = counts.get_mut(key) {
+        *n -= 1;
+        if *n == 0 {
+            counts.remove(key);
+        }
+    }
 }
 
 /// What became of a POSTed answer.
@@ -79,16 +100,24 @@ impl Questions {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Opens a question for `session`: its id and where the answer arrives.
+    /// Opens a question for `session` (of `principal`, when authenticated):
+    /// its id and where the answer arrives.
     fn open(
         &self,
         session: &str,
+        principal: Option<&str>,
     ) -> Result<(RequestId, oneshot::Receiver<Result<Value, ErrorObject>>), PeerFailure> {
         let mut open = self.lock();
-        let mine = open.per_session.get(session).copied().unwrap_or(0);
-        if mine >= MAX_QUESTIONS_PER_SESSION {
+        if open.per_session.get(session).copied().unwrap_or(0) >= MAX_QUESTIONS_PER_SESSION {
             return Err(PeerFailure::Malformed(format!(
                 "this session already has {MAX_QUESTIONS_PER_SESSION} questions waiting for answers; answer or cancel one first"
+            )));
+        }
+        if let Some(p) = principal
+            && open.per_principal.get(p).copied().unwrap_or(0) >= MAX_QUESTIONS_PER_PRINCIPAL
+        {
+            return Err(PeerFailure::Malformed(format!(
+                "your sessions already have {MAX_QUESTIONS_PER_PRINCIPAL} questions waiting for answers; answer or cancel some first"
             )));
         }
         if open.by_key.len() >= MAX_QUESTIONS {
@@ -102,20 +131,24 @@ impl Questions {
             None => format!("{ID_PREFIX}{n}"),
         });
         let (tx, rx) = oneshot::channel();
-        open.by_key.insert((session.to_owned(), id.clone()), tx);
-        *open.per_session.entry(session.to_owned()).or_default() += 1;
+        open.by_key.insert(
+            (session.to_owned(), id.clone()),
+            (tx, principal.map(str::to_owned)),
+        );
+        count_up(&mut open.per_session, session);
+        if let Some(p) = principal {
+            count_up(&mut open.per_principal, p);
+        }
         Ok((id, rx))
     }
 
     /// Takes the question off the table; `None` if it was not there.
     fn close(&self, session: &str, id: &RequestId) -> Option<Answer> {
         let mut open = self.lock();
-        let answer = open.by_key.remove(&(session.to_owned(), id.clone()))?;
-        if let Some(n) = open.per_session.get_mut(session) {
-            *n -= 1;
-            if *n == 0 {
-                open.per_session.remove(session);
-            }
+        let (answer, principal) = open.by_key.remove(&(session.to_owned(), id.clone()))?;
+        count_down(&mut open.per_session, session);
+        if let Some(p) = principal {
+            count_down(&mut open.per_principal, &p);
         }
         Some(answer)
     }
@@ -147,6 +180,8 @@ pub(crate) struct StreamAsker {
     pub(crate) questions: Arc<Questions>,
     /// The session's key ([`OpenedSession::key`](tessera_server::bridge::OpenedSession::key)).
     pub(crate) session: String,
+    /// The authenticated principal the questions count against.
+    pub(crate) principal: Option<String>,
     /// The call's event stream.
     pub(crate) stream: NotificationSink,
     /// How long a person may take to answer one question.
@@ -163,7 +198,9 @@ impl Asker for StreamAsker {
         params: Value,
     ) -> BoxFuture<'a, Result<Value, PeerFailure>> {
         Box::pin(async move {
-            let (id, answer) = self.questions.open(&self.session)?;
+            let (id, answer) = self
+                .questions
+                .open(&self.session, self.principal.as_deref())?;
             let withdraw = Withdraw {
                 asker: self,
                 id: &id,
@@ -240,7 +277,7 @@ mod tests {
     #[test]
     fn an_answer_reaches_only_its_own_session() {
         let questions = Questions::default();
-        let (id, mut rx) = questions.open("s1").unwrap();
+        let (id, mut rx) = questions.open("s1", None).unwrap();
         assert_eq!(
             questions.deliver("s2", result(id.clone())),
             Delivery::NoSuchQuestion
@@ -261,26 +298,42 @@ mod tests {
     #[test]
     fn question_ids_name_their_holder_when_answers_are_relayed() {
         let relayed = Questions::new(Some("a1-b2".into()));
-        let (id, _rx) = relayed.open("s").unwrap();
+        let (id, _rx) = relayed.open("s", None).unwrap();
         assert_eq!(holder_of(&id), Some("a1-b2"));
         let local = Questions::default();
-        let (id, _rx) = local.open("s").unwrap();
+        let (id, _rx) = local.open("s", None).unwrap();
         assert_eq!(holder_of(&id), None);
         assert_eq!(holder_of(&RequestId::from(7)), None);
     }
 
     #[test]
-    fn a_session_may_hold_only_so_many_questions() {
+    fn a_session_and_a_principal_may_hold_only_so_many_questions() {
         let questions = Questions::default();
         let held: Vec<_> = (0..MAX_QUESTIONS_PER_SESSION)
-            .map(|_| questions.open("s1").unwrap())
+            .map(|_| questions.open("s1", None).unwrap())
             .collect();
         assert!(matches!(
-            questions.open("s1"),
+            questions.open("s1", None),
             Err(PeerFailure::Malformed(_))
         ));
         // Another session is not held back by this one.
-        assert!(questions.open("s2").is_ok());
+        assert!(questions.open("s2", None).is_ok());
         drop(held);
+        // One user's sessions together hold at most their share.
+        let mine: Vec<_> = (0..MAX_QUESTIONS_PER_PRINCIPAL)
+            .map(|i| questions.open(&format!("a{i}"), Some("alice")).unwrap())
+            .collect();
+        assert!(matches!(
+            questions.open("a-next", Some("alice")),
+            Err(PeerFailure::Malformed(_))
+        ));
+        assert!(questions.open("b1", Some("bob")).is_ok());
+        // Answering frees a place.
+        let (id, _rx) = &mine[0];
+        assert_eq!(
+            questions.deliver("a0", result(id.clone())),
+            Delivery::Delivered
+        );
+        assert!(questions.open("a-next", Some("alice")).is_ok());
     }
 }
