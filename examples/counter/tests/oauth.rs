@@ -19,6 +19,10 @@ impl Drop for Process {
 }
 
 fn counter(issuer: &str, dir: &TempDir) -> (Process, String) {
+    counter_with(issuer, dir, &[])
+}
+
+fn counter_with(issuer: &str, dir: &TempDir, extra: &[&str]) -> (Process, String) {
     let port = free_port();
     let resource = format!("http://127.0.0.1:{port}/mcp");
     let child = Command::new(env!("CARGO_BIN_EXE_counter"))
@@ -34,6 +38,7 @@ fn counter(issuer: &str, dir: &TempDir) -> (Process, String) {
             "--oauth-scope",
             "counter:write",
         ])
+        .args(extra)
         .current_dir(&dir.0)
         .env(
             "MRTR_REQUEST_STATE_KEY",
@@ -196,4 +201,45 @@ async fn a_protected_counter_with_a_real_authorization_server() {
         challenge.contains(&format!("resource_metadata=\"{metadata_url}\"")),
         "{challenge}"
     );
+}
+
+/// An initialize-era client of a protected counter (`--legacy serve`): the
+/// session is opened with its token, and each answer to a pushed question is
+/// POSTed with it too (the endpoint authenticates every request before it
+/// reads a byte of the body, answers included).
+#[tokio::test]
+async fn an_initialize_era_client_of_a_protected_counter_signs_its_answers() {
+    use std::collections::HashMap;
+    use std::sync::Arc;
+    use tessera::client::{ConnectMode, McpClient, ScriptedAnswer, ScriptedElicitor};
+
+    let oidc = test_harness::OidcProvider::start();
+    let issuer = oidc.issuer.clone();
+    let dir = TempDir::new("counter-oauth-legacy");
+    let (_counter, url) = counter_with(&issuer, &dir, &["--legacy", "serve"]);
+    let t = token(&issuer, "tessera-test", &url, "counter:write").await;
+    let content = |v: Value| ScriptedAnswer::Accept(v.as_object().unwrap().clone());
+    let elicitor = Arc::new(ScriptedElicitor::new(HashMap::from([
+        ("amount".to_owned(), content(json!({"amount": 5}))),
+        ("confirmation".to_owned(), content(json!({"confirm": true}))),
+    ])));
+    let client = McpClient::builder(&url)
+        .bearer_token(t)
+        .connect_mode(ConnectMode::Legacy)
+        .elicitor(elicitor)
+        .build()
+        .unwrap();
+    let result = client
+        .call_tool("increase-counter", json!({"current": 10}))
+        .await
+        .unwrap();
+    assert_eq!(
+        result.content[0].as_text(),
+        Some("Counter increased by 5; next value is 15")
+    );
+    assert_eq!(client.protocol_version(), "2025-11-25");
+    // Without a token nothing of the session is served, not even an answer.
+    let (status, _, _) = post(&url, None, 9, "ping", json!({})).await;
+    assert_eq!(status, 401);
+    client.close().await;
 }
