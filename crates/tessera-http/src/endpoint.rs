@@ -123,7 +123,7 @@ impl McpEndpoint {
                 // Session methods: the session decides (after authentication).
                 return None;
             }
-            return Some(method_not_allowed());
+            return Some(reject::method_not_allowed());
         }
         let content_type = head
             .headers
@@ -269,7 +269,8 @@ impl McpEndpoint {
                 Legacy::Reject => return unsupported(id, version),
                 Legacy::Stateless => {
                     facts.era = tessera_server::Era::Legacy {
-                        version: version.unwrap_or_else(|| ASSUMED_LEGACY_VERSION.into()),
+                        version: version
+                            .unwrap_or_else(|| crate::options::ASSUMED_LEGACY_VERSION.into()),
                     };
                     return self.dispatch(request, facts).await;
                 }
@@ -461,7 +462,7 @@ impl McpEndpoint {
                 }
                 response
             }
-            Start::Streaming(stream) => event_stream_response(stream),
+            Start::Streaming(stream) => stream.into_response(),
         }
     }
 
@@ -521,40 +522,6 @@ impl McpEndpoint {
             }
         }
     }
-}
-
-/// The version of an initialize-era request that names none: the
-/// transport's rule, "the server SHOULD assume protocol version 2025-03-26".
-pub(crate) const ASSUMED_LEGACY_VERSION: &str = "2025-03-26";
-
-/// 405 for a method the endpoint does not serve.
-pub(crate) fn method_not_allowed() -> Response<McpBody> {
-    let mut r = reject::error(
-        StatusCode::METHOD_NOT_ALLOWED,
-        None,
-        TRANSPORT_ERROR,
-        "Method not allowed.",
-        None,
-    );
-    r.headers_mut()
-        .insert(header::ALLOW, HeaderValue::from_static("POST"));
-    r
-}
-
-/// A `text/event-stream` response that writes `stream`.
-pub(crate) fn event_stream_response(stream: crate::stream::EventStream) -> Response<McpBody> {
-    let mut response = Response::new(McpBody::stream(stream));
-    let h = response.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/event-stream"),
-    );
-    h.insert(
-        header::CACHE_CONTROL,
-        HeaderValue::from_static("no-cache, no-transform"),
-    );
-    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
-    response
 }
 
 /// Whether `Accept` covers both JSON and SSE (a missing header counts as `*/*`).

@@ -44,11 +44,10 @@ pub use deadline::BodyReadTimeout;
 pub use deadline::{DeadlineBody, DeadlineError};
 pub use endpoint::McpEndpoint;
 pub use legacy::{
-    DEFAULT_QUESTION_TIMEOUT, MAX_QUESTIONS, MAX_QUESTIONS_PER_PRINCIPAL,
-    MAX_QUESTIONS_PER_SESSION, MAX_REMEMBERED_SESSIONS, MAX_SUBSCRIPTIONS_PER_SESSION,
-    SESSION_NOT_FOUND,
+    MAX_QUESTIONS, MAX_QUESTIONS_PER_PRINCIPAL, MAX_QUESTIONS_PER_SESSION, MAX_REMEMBERED_SESSIONS,
+    MAX_SUBSCRIPTIONS_PER_SESSION, SESSION_NOT_FOUND,
 };
-pub use options::{EndpointOptions, Legacy, resource_metadata_url};
+pub use options::{DEFAULT_QUESTION_TIMEOUT, EndpointOptions, Legacy, resource_metadata_url};
 pub use reject::misconfigured;
 #[cfg(feature = "server")]
 pub use serve::{ServeOptions, graceful_shutdown, serve, serve_with, shutdown_signal};

@@ -24,6 +24,13 @@ pub enum Legacy {
     Serve,
 }
 
+/// How long a pushed question waits for its answer unless configured: 30 minutes, as on stdio.
+pub const DEFAULT_QUESTION_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30 * 60);
+
+/// The version of an initialize-era request that names none: the
+/// transport's rule, "the server SHOULD assume protocol version 2025-03-26".
+pub(crate) const ASSUMED_LEGACY_VERSION: &str = "2025-03-26";
+
 impl std::str::FromStr for Legacy {
     type Err = String;
 
@@ -74,7 +81,7 @@ impl Default for EndpointOptions {
         Self {
             route: Some("/mcp".into()),
             legacy: Legacy::Serve,
-            question_timeout: crate::legacy::DEFAULT_QUESTION_TIMEOUT,
+            question_timeout: DEFAULT_QUESTION_TIMEOUT,
             answer_relay: None,
             allowed_hosts: Vec::new(),
             any_host: false,

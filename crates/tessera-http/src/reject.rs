@@ -9,6 +9,20 @@ use tessera_server::intake::{Refusal, RefusalKind};
 
 use crate::McpBody;
 
+/// 405 for a method the endpoint does not serve.
+pub(crate) fn method_not_allowed() -> Response<McpBody> {
+    let mut r = error(
+        StatusCode::METHOD_NOT_ALLOWED,
+        None,
+        tessera_protocol::TRANSPORT_ERROR,
+        "Method not allowed.",
+        None,
+    );
+    r.headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static("POST"));
+    r
+}
+
 /// The HTTP status for a request the server refused.
 pub(crate) fn status_for(error: &ServerError) -> StatusCode {
     match error {

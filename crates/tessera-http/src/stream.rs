@@ -257,6 +257,23 @@ fn event(json: &[u8]) -> Bytes {
 }
 
 impl EventStream {
+    /// The `text/event-stream` response that writes this stream.
+    pub(crate) fn into_response(self) -> http::Response<crate::McpBody> {
+        use http::{HeaderValue, header};
+        let mut response = http::Response::new(crate::McpBody::stream(self));
+        let h = response.headers_mut();
+        h.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/event-stream"),
+        );
+        h.insert(
+            header::CACHE_CONTROL,
+            HeaderValue::from_static("no-cache, no-transform"),
+        );
+        h.insert("x-accel-buffering", HeaderValue::from_static("no"));
+        response
+    }
+
     pub(crate) fn is_finished(&self) -> bool {
         self.done
     }

@@ -19,7 +19,6 @@ mod questions;
 mod remembered;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use http::request::Parts;
 use http::{HeaderValue, Method, Response, StatusCode};
@@ -47,9 +46,6 @@ pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
 
 /// The JSON-RPC code of a 404 for an unknown session (the one the other SDKs send).
 pub const SESSION_NOT_FOUND: i32 = -32001;
-
-/// How long a pushed question waits for its answer unless configured: 30 minutes, as on stdio.
-pub const DEFAULT_QUESTION_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
 /// The endpoint's session state: the questions waiting for answers, and
 /// the notes on sessions taken here (ended, log level, subscriptions).
@@ -100,7 +96,7 @@ impl McpEndpoint {
         if self.server.request_state_codec().is_none() {
             // No key, no sessions: served per request, as Legacy::Stateless does.
             facts.era = Era::Legacy {
-                version: version.unwrap_or_else(|| crate::endpoint::ASSUMED_LEGACY_VERSION.into()),
+                version: version.unwrap_or_else(|| crate::options::ASSUMED_LEGACY_VERSION.into()),
             };
             return self.dispatch(request, facts).await;
         }
@@ -338,7 +334,7 @@ impl McpEndpoint {
     ) -> Response<McpBody> {
         if !head.headers.contains_key(SESSION_HEADER) {
             // Without a session there is nothing to stream or end: as for 2026-07-28 clients.
-            return crate::endpoint::method_not_allowed();
+            return reject::method_not_allowed();
         }
         let opened = match self.open_session(head, principal) {
             Ok(opened) => opened,
@@ -384,7 +380,7 @@ impl McpEndpoint {
                 }
             })
         });
-        crate::endpoint::event_stream_response(running.stream_now(log))
+        running.stream_now(log).into_response()
     }
 }
 
