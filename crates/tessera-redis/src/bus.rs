@@ -1,11 +1,9 @@
 //! The change bus across instances: Redis pub/sub in, each instance's listeners out.
 
+use crate::subscriber::{ChannelListener, subscribe_forever};
+use redis::aio::ConnectionManager;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
-
-use futures_util::StreamExt;
-use redis::aio::ConnectionManager;
 use tessera_protocol::BoxFuture;
 use tessera_server::{
     BusError, BusEvent, Change, ChangeBus, ChangeListener, MemoryBus, Subscription,
@@ -33,8 +31,12 @@ impl RedisBus {
         let task = tokio::spawn(subscribe_forever(
             redis.client.clone(),
             channel.clone(),
-            local.clone(),
-            Arc::clone(&connected),
+            "change bus",
+            BusListener {
+                channel: channel.clone(),
+                local: local.clone(),
+                connected: Arc::clone(&connected),
+            },
         ));
         Self {
             conn: redis.connection(),
@@ -84,43 +86,30 @@ impl ChangeBus for RedisBus {
     }
 }
 
-async fn subscribe_forever(
-    client: redis::Client,
+/// The bus's side of its channel: changes to this instance's listeners.
+struct BusListener {
     channel: String,
     local: MemoryBus,
     connected: Arc<AtomicBool>,
-) {
-    const FIRST: Duration = Duration::from_millis(100);
-    let mut backoff = FIRST;
-    loop {
-        match client.get_async_pubsub().await {
-            Ok(mut pubsub) => match pubsub.subscribe(&channel).await {
-                Ok(()) => {
-                    connected.store(true, Ordering::Release);
-                    tracing::info!(%channel, "change bus subscribed");
-                    backoff = FIRST;
-                    let mut messages = pubsub.on_message();
-                    while let Some(message) = messages.next().await {
-                        match message
-                            .get_payload::<String>()
-                            .ok()
-                            .and_then(|p| serde_json::from_str::<Change>(&p).ok())
-                        {
-                            Some(change) => local.deliver(BusEvent::Change(&change)),
-                            None => {
-                                tracing::warn!(%channel, "a message on the change bus that is not a change; ignored")
-                            }
-                        }
-                    }
-                    connected.store(false, Ordering::Release);
-                    tracing::warn!(%channel, "change bus connection lost; ending listeners and reconnecting");
-                    local.deliver(BusEvent::Lost);
-                }
-                Err(e) => tracing::warn!(error = %e, "change bus cannot subscribe; retrying"),
-            },
-            Err(e) => tracing::debug!(error = %e, "change bus cannot connect; retrying"),
+}
+
+impl ChannelListener for BusListener {
+    fn opened(&mut self) {
+        self.connected.store(true, Ordering::Release);
+    }
+
+    fn message(&mut self, payload: &str) {
+        match serde_json::from_str::<Change>(payload) {
+            Ok(change) => self.local.deliver(BusEvent::Change(&change)),
+            Err(_) => {
+                tracing::warn!(channel = %self.channel, "a message on the change bus that is not a change; ignored")
+            }
         }
-        tokio::time::sleep(backoff).await;
-        backoff = (backoff * 2).min(Duration::from_secs(5));
+    }
+
+    fn lost(&mut self) {
+        // Listeners end their subscriptions gracefully; clients listen again.
+        self.connected.store(false, Ordering::Release);
+        self.local.deliver(BusEvent::Lost);
     }
 }

@@ -28,6 +28,7 @@ mod bus;
 mod connection;
 mod ledger;
 mod relay;
+mod subscriber;
 
 pub use bus::RedisBus;
 pub use connection::{Redis, RedisError};

@@ -6,17 +6,15 @@
 //! message, so a holder that is gone is known at once: the client is told,
 //! instead of its answer vanishing.
 
-use std::sync::{Arc, OnceLock};
-use std::time::Duration;
-
-use futures_util::StreamExt;
+use crate::subscriber::{ChannelListener, subscribe_forever};
 use redis::aio::ConnectionManager;
+use std::sync::{Arc, OnceLock};
 use tessera_protocol::BoxFuture;
 use tessera_server::bridge::{AnswerRelay, AnswerSink, RelayError, RelayedAnswer};
 
 /// Relays answers over Redis pub/sub, on channels `tessera:{namespace}:answers:{instance}`.
-/// A subscriber task keeps this instance's channel open, reconnecting with
-/// backoff (0.1 s doubling to 5 s).
+/// A subscriber task keeps this instance's channel open (reconnecting as
+/// the change bus does).
 pub struct RedisRelay {
     conn: ConnectionManager,
     namespace: String,
@@ -29,10 +27,15 @@ impl RedisRelay {
     pub(crate) fn start(redis: &crate::Redis, namespace: &str) -> Self {
         let instance = instance_name();
         let sink: Arc<OnceLock<AnswerSink>> = Arc::default();
+        let channel = channel(namespace, &instance);
         let task = tokio::spawn(subscribe_forever(
             redis.client.clone(),
-            channel(namespace, &instance),
-            Arc::clone(&sink),
+            channel.clone(),
+            "answer relay",
+            RelayListener {
+                channel,
+                sink: Arc::clone(&sink),
+            },
         ));
         Self {
             conn: redis.connection(),
@@ -98,42 +101,25 @@ impl AnswerRelay for RedisRelay {
     }
 }
 
-async fn subscribe_forever(
-    client: redis::Client,
+/// The relay's side of this instance's channel: answers to the endpoint.
+struct RelayListener {
     channel: String,
     sink: Arc<OnceLock<AnswerSink>>,
-) {
-    const FIRST: Duration = Duration::from_millis(100);
-    let mut backoff = FIRST;
-    loop {
-        match client.get_async_pubsub().await {
-            Ok(mut pubsub) => match pubsub.subscribe(&channel).await {
-                Ok(()) => {
-                    tracing::info!(%channel, "answer relay subscribed");
-                    backoff = FIRST;
-                    let mut messages = pubsub.on_message();
-                    while let Some(message) = messages.next().await {
-                        let answer = message
-                            .get_payload::<String>()
-                            .ok()
-                            .and_then(|p| serde_json::from_str::<RelayedAnswer>(&p).ok());
-                        match (answer, sink.get()) {
-                            (Some(answer), Some(deliver)) => deliver(answer),
-                            (None, _) => {
-                                tracing::warn!(%channel, "a relayed message that is not an answer; ignored")
-                            }
-                            (Some(_), None) => {
-                                tracing::warn!(%channel, "an answer arrived before the endpoint started; ignored")
-                            }
-                        }
-                    }
-                    tracing::warn!(%channel, "answer relay connection lost; reconnecting");
-                }
-                Err(e) => tracing::warn!(error = %e, "answer relay cannot subscribe; retrying"),
-            },
-            Err(e) => tracing::debug!(error = %e, "answer relay cannot connect; retrying"),
+}
+
+impl ChannelListener for RelayListener {
+    fn message(&mut self, payload: &str) {
+        match (
+            serde_json::from_str::<RelayedAnswer>(payload),
+            self.sink.get(),
+        ) {
+            (Ok(answer), Some(deliver)) => deliver(answer),
+            (Err(_), _) => {
+                tracing::warn!(channel = %self.channel, "a relayed message that is not an answer; ignored")
+            }
+            (Ok(_), None) => {
+                tracing::warn!(channel = %self.channel, "an answer arrived before the endpoint started; ignored")
+            }
         }
-        tokio::time::sleep(backoff).await;
-        backoff = (backoff * 2).min(Duration::from_secs(5));
     }
 }
