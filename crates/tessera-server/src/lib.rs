@@ -88,7 +88,8 @@ pub use response::{IntoPromptResult, IntoResourceResult, IntoToolResult, Json};
 pub use server::{CacheHint, McpServer};
 pub use task_runtime::TaskRuntime;
 pub use task_store::{
-    DEFAULT_POLL_INTERVAL, DEFAULT_TASK_TTL, MAX_KEPT_TASKS, MAX_KEPT_TASKS_PER_PRINCIPAL,
+    DEFAULT_POLL_INTERVAL, DEFAULT_TASK_TTL, MAX_KEPT_RESULT_BYTES,
+    MAX_KEPT_RESULT_BYTES_PER_PRINCIPAL, MAX_KEPT_TASKS, MAX_KEPT_TASKS_PER_PRINCIPAL,
     MAX_LIVE_TASKS, MAX_LIVE_TASKS_PER_PRINCIPAL, MAX_TASK_RESULT_BYTES,
 };
 pub use tessera_protocol::BoxFuture;

@@ -35,10 +35,61 @@ pub const MAX_KEPT_TASKS_PER_PRINCIPAL: usize = 256;
 /// The largest result a task keeps (its JSON, in bytes); a larger one ends
 /// the task `failed`, saying so.
 pub const MAX_TASK_RESULT_BYTES: usize = 4 * 1024 * 1024;
+/// The bytes of results one principal's kept tasks may hold together
+/// (anonymous callers count as one); a result past it ends its task `failed`,
+/// saying so, until older tasks expire.
+pub const MAX_KEPT_RESULT_BYTES_PER_PRINCIPAL: usize = 64 * 1024 * 1024;
+/// The bytes of results every kept task may hold together.
+pub const MAX_KEPT_RESULT_BYTES: usize = 512 * 1024 * 1024;
+
+/// The bytes kept results hold, overall and per principal.
+#[derive(Default)]
+struct ResultBytes {
+    kept: Mutex<(usize, HashMap<Option<String>, usize>)>,
+}
+
+impl ResultBytes {
+    fn lock(&self) -> MutexGuard<'_, (usize, HashMap<Option<String>, usize>)> {
+        self.kept.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Takes `bytes` for `principal`, or says which budget they would pass.
+    fn reserve(&self, principal: &Option<String>, bytes: usize) -> Result<(), String> {
+        let mut kept = self.lock();
+        let mine = kept.1.get(principal).copied().unwrap_or(0);
+        if mine.saturating_add(bytes) > MAX_KEPT_RESULT_BYTES_PER_PRINCIPAL {
+            return Err(format!(
+                "the results this caller's tasks keep would pass {MAX_KEPT_RESULT_BYTES_PER_PRINCIPAL} bytes; \
+                 they are freed as the tasks expire"
+            ));
+        }
+        if kept.0.saturating_add(bytes) > MAX_KEPT_RESULT_BYTES {
+            return Err(format!(
+                "the results the server's tasks keep would pass {MAX_KEPT_RESULT_BYTES} bytes; \
+                 they are freed as the tasks expire"
+            ));
+        }
+        kept.0 += bytes;
+        *kept.1.entry(principal.clone()).or_default() += bytes;
+        Ok(())
+    }
+
+    fn release(&self, principal: &Option<String>, bytes: usize) {
+        let mut kept = self.lock();
+        kept.0 = kept.0.saturating_sub(bytes);
+        if let Some(mine) = kept.1.get_mut(principal) {
+            *mine = mine.saturating_sub(bytes);
+            if *mine == 0 {
+                kept.1.remove(principal);
+            }
+        }
+    }
+}
 
 /// The server's tasks, by id.
 pub(crate) struct TaskStore {
     tasks: Mutex<HashMap<String, Arc<TaskEntry>>>,
+    result_bytes: Arc<ResultBytes>,
     pub(crate) ttl: Duration,
     pub(crate) poll_interval: Duration,
 }
@@ -49,6 +100,8 @@ pub(crate) struct TaskEntry {
     principal: Option<String>,
     created: SystemTime,
     state: Mutex<TaskState>,
+    /// Where the bytes of its result are counted, and how many.
+    result_bytes: (Arc<ResultBytes>, std::sync::atomic::AtomicUsize),
     /// Woken when answers complete the outstanding questions.
     pub(crate) answered: Event,
     /// Set once the task is cancelled.
@@ -84,6 +137,7 @@ impl TaskStore {
     pub(crate) fn new(ttl: Duration, poll_interval: Duration) -> Self {
         Self {
             tasks: Mutex::new(HashMap::new()),
+            result_bytes: Arc::default(),
             ttl,
             poll_interval,
         }
@@ -143,6 +197,7 @@ impl TaskStore {
                 result: None,
                 error: None,
             }),
+            result_bytes: (Arc::clone(&self.result_bytes), 0.into()),
             answered: Event::new(),
             cancelled: crate::latch::Latch::default(),
         });
@@ -228,10 +283,23 @@ impl TaskEntry {
             ));
             return;
         }
-        self.set(TaskStatus::Completed, |s| {
+        let (budget, held) = &self.result_bytes;
+        if self.state().status.is_terminal() {
+            return;
+        }
+        if let Err(message) = budget.reserve(&self.principal, bytes) {
+            self.fail(ErrorObject::new(tessera_protocol::INTERNAL_ERROR, message));
+            return;
+        }
+        let kept = self.set(TaskStatus::Completed, |s| {
             s.message = None;
             s.result = Some(result);
         });
+        if kept {
+            held.store(bytes, std::sync::atomic::Ordering::Relaxed);
+        } else {
+            budget.release(&self.principal, bytes);
+        }
     }
 
     /// Ends the task with a JSON-RPC error.
@@ -297,6 +365,13 @@ impl TaskEntry {
     }
 }
 
+impl Drop for TaskEntry {
+    fn drop(&mut self) {
+        let (budget, held) = &mut self.result_bytes;
+        budget.release(&self.principal, *held.get_mut());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -354,6 +429,37 @@ mod tests {
         assert_eq!(view.status, TaskStatus::Failed);
         assert!(view.result.is_none());
         assert!(view.status_message.unwrap().contains("at most"));
+    }
+
+    #[test]
+    fn kept_results_have_a_byte_budget_per_principal() {
+        let store = TaskStore::new(DEFAULT_TASK_TTL, DEFAULT_POLL_INTERVAL);
+        let big = || serde_json::json!({"text": "x".repeat(MAX_TASK_RESULT_BYTES - 100)});
+        let fits = MAX_KEPT_RESULT_BYTES_PER_PRINCIPAL / MAX_TASK_RESULT_BYTES;
+        let mut first = None;
+        for _ in 0..fits {
+            let (id, task) = store.create(Some("mallory")).unwrap();
+            task.complete(big());
+            assert_eq!(task.view(&id, &store).status, TaskStatus::Completed);
+            first.get_or_insert(id);
+        }
+        let (id, task) = store.create(Some("mallory")).unwrap();
+        task.complete(big());
+        let view = task.view(&id, &store);
+        assert_eq!(view.status, TaskStatus::Failed);
+        assert!(
+            view.status_message
+                .unwrap()
+                .contains("this caller's tasks keep")
+        );
+        // Another caller is not refused, and a task forgotten frees its bytes.
+        let (id, task) = store.create(Some("alice")).unwrap();
+        task.complete(big());
+        assert_eq!(task.view(&id, &store).status, TaskStatus::Completed);
+        store.lock().remove(&first.unwrap());
+        let (id, task) = store.create(Some("mallory")).unwrap();
+        task.complete(big());
+        assert_eq!(task.view(&id, &store).status, TaskStatus::Completed);
     }
 
     #[test]
