@@ -39,6 +39,8 @@ mod timed {
         inner: B,
         after: Duration,
         deadline: Pin<Box<tokio::time::Sleep>>,
+        /// Where the connection learns of the body's progress.
+        progress: Option<crate::connections::BodyOnSlot>,
     }
 
     impl<B> DeadlineBody<B> {
@@ -48,6 +50,23 @@ mod timed {
                 inner,
                 after,
                 deadline: Box::pin(tokio::time::sleep(after)),
+                progress: None,
+            }
+        }
+
+        /// Reports the body's progress to its connection's slot.
+        pub(crate) fn reporting_to(mut self, progress: crate::connections::BodyOnSlot) -> Self {
+            self.progress = Some(progress);
+            self
+        }
+
+        fn report(&mut self, ended: bool) {
+            if let Some(progress) = &mut self.progress {
+                if ended {
+                    progress.done();
+                } else {
+                    progress.progressed();
+                }
             }
         }
     }
@@ -65,12 +84,17 @@ mod timed {
         ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
             let this = self.get_mut();
             if let Poll::Ready(frame) = Pin::new(&mut this.inner).poll_frame(cx) {
+                let ended = !matches!(frame, Some(Ok(_))) || this.inner.is_end_stream();
+                this.report(ended);
                 return Poll::Ready(frame.map(|f| f.map_err(DeadlineError::Body)));
             }
             match this.deadline.as_mut().poll(cx) {
-                Poll::Ready(()) => Poll::Ready(Some(Err(DeadlineError::Timeout(BodyReadTimeout(
-                    this.after,
-                ))))),
+                Poll::Ready(()) => {
+                    this.report(true);
+                    Poll::Ready(Some(Err(DeadlineError::Timeout(BodyReadTimeout(
+                        this.after,
+                    )))))
+                }
                 Poll::Pending => Poll::Pending,
             }
         }

@@ -11,6 +11,9 @@ use tessera_server::intake::{self, Message, Request, RequestEra};
 use tessera_server::{McpServer, RequestFacts};
 
 use crate::headers::{McpHeaders, check_method_and_name};
+
+/// The method whose stream lives until the client or the server ends it.
+const SUBSCRIPTIONS_LISTEN: &str = "subscriptions/listen";
 use crate::host::{host_allowed, origin_allowed};
 use crate::intake::{Budget, LARGE_BODY};
 use crate::reject::{self, status_for};
@@ -30,6 +33,8 @@ pub struct McpEndpoint {
     in_flight: Arc<crate::in_flight::InFlight>,
     /// Initialize-era sessions' questions waiting for answers, and sessions ended.
     pub(crate) sessions: Arc<crate::legacy::Sessions>,
+    /// Long-lived streams open, per client.
+    pub(crate) listen_streams: Arc<crate::listen_streams::ListenStreams>,
 }
 
 impl McpEndpoint {
@@ -40,6 +45,7 @@ impl McpEndpoint {
             server,
             options: Arc::new(options),
             bytes_in_flight: Arc::default(),
+            listen_streams: Arc::default(),
             large_bodies: Arc::default(),
             in_flight: Arc::default(),
             sessions,
@@ -344,7 +350,32 @@ impl McpEndpoint {
                 error.to_error_object(),
             );
         }
+        if request.method == SUBSCRIPTIONS_LISTEN {
+            let counted = match self.listen_streams.open(
+                head,
+                facts.principal.as_deref(),
+                self.options.listen_streams_per_client,
+            ) {
+                Ok(counted) => counted,
+                Err(refused) => return refused.response(),
+            };
+            return self
+                .dispatch_with(request, facts, |server, request, facts| async move {
+                    let _counted = counted;
+                    server.serve(request, facts).await
+                })
+                .await;
+        }
         self.dispatch(request, facts).await
+    }
+
+    /// The comment a long-lived event stream writes when it has been silent
+    /// this long, and the runtime that times it.
+    pub(crate) fn keep_alive(&self) -> Option<crate::stream::KeepAlive> {
+        Some(crate::stream::KeepAlive {
+            every: self.options.keep_alive?,
+            runtime: Arc::clone(self.options.task_runtime.as_ref()?),
+        })
     }
 
     /// "Any server that processes the message body MUST validate that encoded
@@ -462,7 +493,7 @@ impl McpEndpoint {
                 }
                 response
             }
-            Start::Streaming(stream) => stream.into_response(),
+            Start::Streaming(stream) => stream.keeping_alive(self.keep_alive()).into_response(),
         }
     }
 

@@ -22,6 +22,8 @@
 mod access_log;
 mod auth;
 mod body;
+#[cfg_attr(not(feature = "server"), allow(dead_code))]
+mod connections;
 mod deadline;
 mod endpoint;
 mod headers;
@@ -29,6 +31,7 @@ mod host;
 mod in_flight;
 mod intake;
 mod legacy;
+mod listen_streams;
 mod options;
 mod reject;
 #[cfg(feature = "server")]
@@ -47,7 +50,10 @@ pub use legacy::{
     MAX_QUESTIONS, MAX_QUESTIONS_PER_PRINCIPAL, MAX_QUESTIONS_PER_SESSION, MAX_REMEMBERED_SESSIONS,
     MAX_SUBSCRIPTIONS_PER_SESSION, SESSION_NOT_FOUND,
 };
-pub use options::{DEFAULT_QUESTION_TIMEOUT, EndpointOptions, Legacy, resource_metadata_url};
+pub use listen_streams::DEFAULT_LISTEN_STREAMS_PER_CLIENT;
+pub use options::{
+    DEFAULT_KEEP_ALIVE, DEFAULT_QUESTION_TIMEOUT, EndpointOptions, Legacy, resource_metadata_url,
+};
 pub use reject::misconfigured;
 #[cfg(feature = "server")]
 pub use serve::{ServeOptions, graceful_shutdown, serve, serve_with, shutdown_signal};

@@ -27,6 +27,9 @@ pub enum Legacy {
 /// How long a pushed question waits for its answer unless configured: 30 minutes, as on stdio.
 pub const DEFAULT_QUESTION_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30 * 60);
 
+/// How long an event stream stays silent before it writes a keep-alive comment, unless configured.
+pub const DEFAULT_KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(15);
+
 /// The version of an initialize-era request that names none: the
 /// transport's rule, "the server SHOULD assume protocol version 2025-03-26".
 pub(crate) const ASSUMED_LEGACY_VERSION: &str = "2025-03-26";
@@ -70,6 +73,8 @@ pub struct EndpointOptions {
     pub(crate) large_bodies_at_once: usize,
     pub(crate) authenticate: Option<Arc<dyn Authenticate>>,
     pub(crate) task_runtime: Option<Arc<dyn tessera_server::TaskRuntime>>,
+    pub(crate) listen_streams_per_client: usize,
+    pub(crate) keep_alive: Option<std::time::Duration>,
     /// Where each request's log line goes instead of `tracing`.
     pub(crate) access_log: Option<Arc<dyn crate::AccessLog>>,
     /// RFC 9728 metadata served at the well-known paths, when the endpoint is protected.
@@ -98,6 +103,8 @@ impl Default for EndpointOptions {
             #[cfg(not(feature = "server"))]
             task_runtime: None,
             protected_resource: None,
+            listen_streams_per_client: crate::listen_streams::DEFAULT_LISTEN_STREAMS_PER_CLIENT,
+            keep_alive: Some(DEFAULT_KEEP_ALIVE),
             access_log: None,
         }
     }
@@ -252,6 +259,27 @@ impl EndpointOptions {
     /// Authenticates every request before it is parsed.
     pub fn authenticate(mut self, auth: impl Authenticate + 'static) -> Self {
         self.authenticate = Some(Arc::new(auth));
+        self
+    }
+
+    /// Long-lived streams (`subscriptions/listen`, a session's GET stream)
+    /// one client may hold open at once (default 16); a client is its
+    /// principal, or its address when anonymous. More are refused with 429.
+    ///
+    /// ```
+    /// let options = tessera_http::EndpointOptions::default().listen_streams_per_client(4);
+    /// # let _ = options;
+    /// ```
+    pub fn listen_streams_per_client(mut self, most: usize) -> Self {
+        self.listen_streams_per_client = most.max(1);
+        self
+    }
+
+    /// How long an event stream may stay silent before it writes a
+    /// keep-alive comment (default 15 s; `None`: never), so proxies keep it
+    /// and a peer that is gone is noticed when the write fails.
+    pub fn keep_alive(mut self, every: Option<std::time::Duration>) -> Self {
+        self.keep_alive = every.filter(|d| !d.is_zero());
         self
     }
 

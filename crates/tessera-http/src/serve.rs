@@ -1,5 +1,6 @@
 //! Running a service on hyper: accept loop, `TCP_NODELAY`, deadlines for
-//! headers and bodies, a connection cap with shedding, graceful shutdown.
+//! headers and bodies, a connection cap at which the connection that made
+//! the least progress gives way (see `connections`), graceful shutdown.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -18,6 +19,7 @@ use tokio::net::TcpListener;
 use tower_service::Service;
 
 use crate::DeadlineBody;
+use crate::connections::{ConnectionSlot, Connections, RequestOnSlot};
 
 /// How long in-flight requests may take to finish after shutdown is asked for.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
@@ -72,8 +74,11 @@ impl ServeOptions {
     }
 
     /// Most connections held at once (default: the process's descriptor
-    /// limit less 64); connections past it are closed as they are accepted
-    /// (shed), so established clients keep being served.
+    /// limit less 64). A connection arriving at the cap takes the place of
+    /// the one that made the least progress (waiting for a request head the
+    /// longest, then a stalled body, then the oldest listen stream of the
+    /// client holding the most); when every connection is serving a request,
+    /// the newcomer is closed at once (shed).
     pub fn max_connections(mut self, n: usize) -> Self {
         self.max_connections = Some(n.max(1));
         self
@@ -143,6 +148,8 @@ where
 {
     let cap = options.connection_cap();
     let active = Arc::new(AtomicUsize::new(0));
+    let connections = Arc::new(Connections::default());
+    let mut gave_way = OncePerSecond::default();
     let mut shed = OncePerSecond::default();
     let mut accept_failed = OncePerSecond::default();
     let graceful = GracefulShutdown::new();
@@ -160,19 +167,25 @@ where
                     }
                 };
                 if active.load(Ordering::Acquire) >= cap {
-                    // Shed: close it at once, so it holds no descriptor and no memory.
-                    drop(stream);
-                    shed.note(|n| tracing::warn!(cap, shed = n, "at the connection cap: new connections closed"));
-                    continue;
+                    if connections.evict_one() {
+                        gave_way.note(|n| tracing::warn!(cap, closed = n, "at the connection cap: connections that made the least progress closed for new ones"));
+                    } else {
+                        // Shed: close it at once, so it holds no descriptor and no memory.
+                        drop(stream);
+                        shed.note(|n| tracing::warn!(cap, shed = n, "at the connection cap, every connection serving a request: new connections closed"));
+                        continue;
+                    }
                 }
                 active.fetch_add(1, Ordering::AcqRel);
-                let held = Held(Arc::clone(&active));
+                let (slot, closing) = connections.open(peer.ip());
+                let held = Held(Arc::clone(&active), Arc::clone(&connections), slot.clone());
                 if let Err(e) = stream.set_nodelay(true) {
                     tracing::debug!(error = %e, %peer, "could not set TCP_NODELAY");
                 }
                 let service = WithBodyDeadline {
                     inner: service.clone(),
                     after: options.body_timeout,
+                    slot,
                 };
                 // Headers must arrive in time, the first ones and those of each
                 // keep-alive request (hyper's timer makes it enforceable).
@@ -183,8 +196,12 @@ where
                 let connection = graceful.watch(connection);
                 tokio::spawn(async move {
                     let _held = held;
-                    if let Err(e) = connection.await {
-                        tracing::debug!(error = %e, %peer, "connection ended with an error");
+                    tokio::select! {
+                        ended = connection => if let Err(e) = ended {
+                            tracing::debug!(error = %e, %peer, "connection ended with an error");
+                        },
+                        // Gave way to a newer connection at the cap: dropped, so closed.
+                        Ok(()) = closing => {}
                     }
                 });
             }
@@ -200,11 +217,12 @@ where
     Ok(())
 }
 
-/// One connection counted while it lives.
-struct Held(Arc<AtomicUsize>);
+/// One connection counted and known while it lives.
+struct Held(Arc<AtomicUsize>, Arc<Connections>, ConnectionSlot);
 
 impl Drop for Held {
     fn drop(&mut self) {
+        self.1.closed(&self.2);
         self.0.fetch_sub(1, Ordering::AcqRel);
     }
 }
@@ -230,29 +248,97 @@ impl OncePerSecond {
     }
 }
 
-/// Hands `inner` each request with its body under a deadline.
+/// Hands `inner` each request with its body under a deadline, and tells the
+/// connection's slot when the request begins, how its body progresses and
+/// when its answer has been written.
 #[derive(Clone)]
 struct WithBodyDeadline<S> {
     inner: S,
     after: Duration,
+    slot: ConnectionSlot,
 }
 
-impl<S> Service<Request<Incoming>> for WithBodyDeadline<S>
+impl<S, B> Service<Request<Incoming>> for WithBodyDeadline<S>
 where
-    S: Service<Request<DeadlineBody<Incoming>>>,
+    S: Service<Request<DeadlineBody<Incoming>>, Response = Response<B>>,
 {
-    type Response = S::Response;
+    type Response = Response<AnswerOnSlot<B>>;
     type Error = S::Error;
-    type Future = S::Future;
+    type Future = Answering<S::Future>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, request: Request<Incoming>) -> S::Future {
+    fn call(&mut self, mut request: Request<Incoming>) -> Self::Future {
         let after = self.after;
-        self.inner
-            .call(request.map(|body| DeadlineBody::new(body, after)))
+        let (on_slot, body_on_slot) = self.slot.request_began();
+        request.extensions_mut().insert(self.slot.clone());
+        let future = self
+            .inner
+            .call(request.map(|body| DeadlineBody::new(body, after).reporting_to(body_on_slot)));
+        Answering {
+            future,
+            on_slot: Some(on_slot),
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The service's future; its response's body keeps the request on its slot.
+    struct Answering<F> {
+        #[pin]
+        future: F,
+        on_slot: Option<RequestOnSlot>,
+    }
+}
+
+impl<F, B, E> Future for Answering<F>
+where
+    F: Future<Output = Result<Response<B>, E>>,
+{
+    type Output = Result<Response<AnswerOnSlot<B>>, E>;
+
+    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        this.future.poll(cx).map(|answered| {
+            answered.map(|response| {
+                response.map(|body| AnswerOnSlot {
+                    body,
+                    _on_slot: this.on_slot.take(),
+                })
+            })
+        })
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A response body that holds its request on the connection's slot until
+    /// written (or dropped).
+    struct AnswerOnSlot<B> {
+        #[pin]
+        body: B,
+        _on_slot: Option<RequestOnSlot>,
+    }
+}
+
+impl<B: http_body::Body> http_body::Body for AnswerOnSlot<B> {
+    type Data = B::Data;
+    type Error = B::Error;
+
+    fn poll_frame(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        self.project().body.poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
     }
 }
 

@@ -219,6 +219,8 @@ impl Running {
                 log,
                 done: false,
                 answered: true,
+                keep_alive: None,
+                silence: None,
             }),
         }
     }
@@ -234,6 +236,8 @@ impl Running {
             log,
             done: false,
             answered: false,
+            keep_alive: None,
+            silence: None,
         }
     }
 }
@@ -246,7 +250,19 @@ pub(crate) struct EventStream {
     done: bool,
     /// Whether the handler's answer is the stream's last event.
     answered: bool,
+    keep_alive: Option<KeepAlive>,
+    /// The silence being timed, once the stream has nothing to write.
+    silence: Option<BoxFuture<'static, ()>>,
 }
+
+/// A comment written after `every` of silence, timed on `runtime`.
+pub(crate) struct KeepAlive {
+    pub every: std::time::Duration,
+    pub runtime: Arc<dyn tessera_server::TaskRuntime>,
+}
+
+/// What a silent stream writes: a comment, which event-stream readers skip.
+const KEEP_ALIVE_COMMENT: &[u8] = b": keep-alive\n\n";
 
 fn event(json: &[u8]) -> Bytes {
     let mut out = Vec::with_capacity(json.len() + 22);
@@ -257,6 +273,29 @@ fn event(json: &[u8]) -> Bytes {
 }
 
 impl EventStream {
+    /// Writes a keep-alive comment whenever the stream has been silent for `keep_alive.every`.
+    pub(crate) fn keeping_alive(mut self, keep_alive: Option<KeepAlive>) -> Self {
+        self.keep_alive = keep_alive;
+        self
+    }
+
+    /// A keep-alive comment when the stream has been silent long enough.
+    fn poll_silence(&mut self, cx: &mut Context<'_>) -> Poll<Bytes> {
+        let Some(keep_alive) = &self.keep_alive else {
+            return Poll::Pending;
+        };
+        let silence = self
+            .silence
+            .get_or_insert_with(|| keep_alive.runtime.sleep(keep_alive.every));
+        match silence.as_mut().poll(cx) {
+            Poll::Ready(()) => {
+                self.silence = None;
+                Poll::Ready(Bytes::from_static(KEEP_ALIVE_COMMENT))
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
     /// The `text/event-stream` response that writes this stream.
     pub(crate) fn into_response(self) -> http::Response<crate::McpBody> {
         use http::{HeaderValue, header};
@@ -286,7 +325,10 @@ impl EventStream {
             return Poll::Ready(Some(n));
         }
         match self.running.step(cx) {
-            Step::Notification(n) => Poll::Ready(Some(n)),
+            Step::Notification(n) => {
+                self.silence = None;
+                Poll::Ready(Some(n))
+            }
             Step::Answer(handled) => {
                 self.done = true;
                 self.log.finish(
@@ -304,7 +346,7 @@ impl EventStream {
                     Poll::Ready(None)
                 }
             }
-            Step::Pending => Poll::Pending,
+            Step::Pending => self.poll_silence(cx).map(Some),
         }
     }
 }

@@ -391,10 +391,11 @@ async fn stalled_bodies_and_idle_connections_are_timed_out() {
     assert!(closed.is_some(), "an idle connection is closed");
 }
 
-/// 1. Past the connection cap, new connections are shed at once while an
-/// established, well-behaved client keeps being served.
+/// 1. Past the connection cap, a new connection takes the place of a stalled
+/// upload (see per_client.rs for the whole order) while an established,
+/// well-behaved client on a kept-alive connection keeps being served.
 #[tokio::test]
-async fn connections_past_the_cap_are_shed_and_established_ones_served() {
+async fn connections_past_the_cap_replace_stalled_ones_and_established_ones_are_served() {
     let serving = ServeOptions::default()
         .max_connections(4)
         .header_timeout(Duration::from_secs(30))
@@ -424,10 +425,17 @@ async fn connections_past_the_cap_are_shed_and_established_ones_served() {
         stalled.push(s);
     }
     tokio::time::sleep(Duration::from_millis(100)).await;
-    // A fifth connection is closed without an answer.
+    // A fifth connection is served; the oldest stalled upload gave way.
+    let b = body(9, "tools/call", json!({"name": "echo", "arguments": {}}));
     let mut fifth = TcpStream::connect(addr).await.unwrap();
-    let shed = read_until_closed(&mut fifth, Duration::from_secs(2)).await;
-    assert_eq!(shed.as_deref(), Some(""), "shed at once");
+    fifth
+        .write_all(format!("{}{b}", head(addr, "echo", b.len())).as_bytes())
+        .await
+        .unwrap();
+    let answer = read_until_closed(&mut fifth, Duration::from_secs(2)).await;
+    assert!(answer.is_some_and(|a| a.starts_with("HTTP/1.1 200")));
+    let gave_way = read_until_closed(&mut stalled[0], Duration::from_secs(2)).await;
+    assert_eq!(gave_way.as_deref(), Some(""), "closed without an answer");
     // The established client is still served, promptly.
     let started = Instant::now();
     client.write_all(request(2).as_bytes()).await.unwrap();

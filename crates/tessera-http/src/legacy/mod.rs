@@ -360,6 +360,14 @@ impl McpEndpoint {
             }
             Err(full) => return refuse_note(None, full),
         };
+        let counted = match self.listen_streams.open(
+            head,
+            principal,
+            self.options().listen_streams_per_client,
+        ) {
+            Ok(counted) => counted,
+            Err(refused) => return refused.response(),
+        };
         let server = Arc::clone(&self.server);
         let subscriptions = Arc::clone(remembered);
         let key = opened.key;
@@ -368,7 +376,7 @@ impl McpEndpoint {
         let log = RequestLog::new("GET", None, &stream_id, self.options().access_log.as_ref());
         let running = Running::new(move |sink| {
             Box::pin(async move {
-                let _open = guard;
+                let _open = (guard, counted);
                 let wanted = move |change: &Change| match change {
                     Change::ResourceUpdated { uri } => subscriptions.is_subscribed(&key, uri),
                     _ => true,
@@ -380,7 +388,10 @@ impl McpEndpoint {
                 }
             })
         });
-        running.stream_now(log).into_response()
+        running
+            .stream_now(log)
+            .keeping_alive(self.keep_alive())
+            .into_response()
     }
 }
 

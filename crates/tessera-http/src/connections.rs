@@ -1,0 +1,286 @@
+//! The connections [`serve_with`](crate::serve_with) holds, what each is
+//! doing, and which one gives way when a new connection arrives at the cap.
+//!
+//! At the cap the newcomer is not the one refused: the connection that has
+//! made the least progress is closed in its place — first one that never
+//! completed a request head, the longest waiting; then a request whose body
+//! stalls, the longest without a byte; then an idle keep-alive connection,
+//! the longest idle; then the oldest listen stream of the client holding the
+//! most. A connection
+//! serving a request (a handler running, an answer being written) never gives
+//! way; when every connection is one, the newcomer is shed.
+//!
+//! The slot types are runtime-free (the endpoint reads a slot from the
+//! request's extensions on any host); only `serve` creates them.
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use futures_channel::oneshot;
+use tessera_protocol::clock::Instant;
+
+/// The open connections, by number.
+#[derive(Default)]
+pub(crate) struct Connections {
+    open: Mutex<HashMap<u64, Arc<Slot>>>,
+    next: AtomicU64,
+}
+
+/// One open connection, as the endpoint sees it in a request's extensions.
+#[derive(Clone)]
+pub(crate) struct ConnectionSlot(Arc<Slot>);
+
+struct Slot {
+    number: u64,
+    peer: IpAddr,
+    state: Mutex<SlotState>,
+    /// Fired to close the connection.
+    close: Mutex<Option<oneshot::Sender<()>>>,
+}
+
+struct SlotState {
+    /// Requests begun and not yet fully answered.
+    requests: u32,
+    /// Request bodies being received.
+    uploading: u32,
+    /// Requests answered on this connection.
+    answered: u64,
+    /// The client whose listen stream this connection carries.
+    listening: Option<Arc<str>>,
+    /// The last sign of progress: opened, a request answered, a body byte, a stream begun.
+    since: Instant,
+    /// Chosen to close: not chosen again.
+    evicted: bool,
+}
+
+/// Why a connection may give way, the lower the likelier.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Yield {
+    NoHeadYet,
+    StalledBody,
+    IdleKeepAlive,
+    Listening,
+}
+
+impl Connections {
+    /// Records a new connection from `peer`; the receiver fires when it must close.
+    pub(crate) fn open(&self, peer: IpAddr) -> (ConnectionSlot, oneshot::Receiver<()>) {
+        let (tx, rx) = oneshot::channel();
+        let number = self.next.fetch_add(1, Ordering::Relaxed);
+        let slot = Arc::new(Slot {
+            number,
+            peer,
+            state: Mutex::new(SlotState {
+                requests: 0,
+                uploading: 0,
+                answered: 0,
+                listening: None,
+                since: Instant::now(),
+                evicted: false,
+            }),
+            close: Mutex::new(Some(tx)),
+        });
+        self.lock().insert(number, Arc::clone(&slot));
+        (ConnectionSlot(slot), rx)
+    }
+
+    /// Forgets a connection that closed.
+    pub(crate) fn closed(&self, slot: &ConnectionSlot) {
+        self.lock().remove(&slot.0.number);
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<u64, Arc<Slot>>> {
+        self.open.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Closes the connection that made the least progress, if one may give
+    /// way; says whether one did.
+    pub(crate) fn evict_one(&self) -> bool {
+        let open = self.lock();
+        let mut listeners: HashMap<Arc<str>, usize> = HashMap::new();
+        let mut candidates = Vec::new();
+        for slot in open.values() {
+            let state = slot.state();
+            if state.evicted {
+                continue;
+            }
+            let why = if state.requests == 0 && state.answered == 0 {
+                Yield::NoHeadYet
+            } else if state.uploading > 0 {
+                Yield::StalledBody
+            } else if state.requests == 0 {
+                Yield::IdleKeepAlive
+            } else if let Some(client) = &state.listening {
+                *listeners.entry(Arc::clone(client)).or_default() += 1;
+                Yield::Listening
+            } else {
+                continue;
+            };
+            candidates.push((why, state.listening.clone(), state.since, Arc::clone(slot)));
+        }
+        drop(open);
+        // Among listen streams, the client holding the most goes first.
+        let held = |client: &Option<Arc<str>>| {
+            client
+                .as_ref()
+                .map_or(0, |c| listeners.get(c).copied().unwrap_or(0))
+        };
+        let victim = candidates
+            .into_iter()
+            .min_by(|a, b| {
+                a.0.cmp(&b.0)
+                    .then_with(|| held(&b.1).cmp(&held(&a.1)))
+                    .then_with(|| a.2.cmp(&b.2))
+            })
+            .map(|(why, _, _, slot)| (why, slot));
+        let Some((why, slot)) = victim else {
+            return false;
+        };
+        slot.state().evicted = true;
+        tracing::debug!(?why, peer = %slot.peer, "at the connection cap: closing the connection that made the least progress");
+        if let Some(close) = slot
+            .close
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+        {
+            let _ = close.send(());
+        }
+        true
+    }
+}
+
+impl Slot {
+    fn state(&self) -> MutexGuard<'_, SlotState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl ConnectionSlot {
+    /// The address the connection came from.
+    pub(crate) fn peer(&self) -> IpAddr {
+        self.0.peer
+    }
+
+    /// A request began: its head arrived and its body is being received.
+    pub(crate) fn request_began(&self) -> (RequestOnSlot, BodyOnSlot) {
+        let mut state = self.0.state();
+        state.requests += 1;
+        state.uploading += 1;
+        state.since = Instant::now();
+        (RequestOnSlot(self.clone()), BodyOnSlot(Some(self.clone())))
+    }
+
+    /// The connection now carries a listen stream of `client` (until its request ends).
+    pub(crate) fn listening(&self, client: Arc<str>) {
+        let mut state = self.0.state();
+        state.listening = Some(client);
+        state.since = Instant::now();
+    }
+}
+
+/// A request on a connection, from its head to the end of its answer.
+pub(crate) struct RequestOnSlot(ConnectionSlot);
+
+/// A request's body being received on a connection.
+pub(crate) struct BodyOnSlot(Option<ConnectionSlot>);
+
+impl BodyOnSlot {
+    /// A part of the body arrived.
+    pub(crate) fn progressed(&self) {
+        if let Some(slot) = &self.0 {
+            slot.0.state().since = Instant::now();
+        }
+    }
+
+    /// The whole body arrived (or never will: it failed or was dropped).
+    pub(crate) fn done(&mut self) {
+        if let Some(slot) = self.0.take() {
+            let mut state = slot.0.state();
+            state.uploading = state.uploading.saturating_sub(1);
+            state.since = Instant::now();
+        }
+    }
+}
+
+impl Drop for BodyOnSlot {
+    fn drop(&mut self) {
+        self.done();
+    }
+}
+
+impl Drop for RequestOnSlot {
+    fn drop(&mut self) {
+        let mut state = self.0.0.state();
+        state.requests = state.requests.saturating_sub(1);
+        state.answered += 1;
+        if state.requests == 0 {
+            state.listening = None;
+        }
+        state.since = Instant::now();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn peer(n: u8) -> IpAddr {
+        IpAddr::from([127, 0, 0, n])
+    }
+
+    #[test]
+    fn a_connection_serving_a_request_never_gives_way() {
+        let connections = Connections::default();
+        let (slot, _rx) = connections.open(peer(1));
+        let (request, body) = slot.request_began();
+        drop(body);
+        assert!(!connections.evict_one());
+        drop(request);
+        assert!(connections.evict_one(), "idle once answered");
+        assert!(!connections.evict_one(), "not chosen twice");
+    }
+
+    #[test]
+    fn no_head_goes_before_a_stalled_body_before_idle_before_a_listen_stream() {
+        let connections = Connections::default();
+        let (listen, mut listen_rx) = connections.open(peer(1));
+        let (_listening, _) = listen.request_began();
+        listen.listening("address 127.0.0.1".into());
+        let (kept_alive, mut kept_alive_rx) = connections.open(peer(4));
+        drop(kept_alive.request_began());
+        let (upload, mut upload_rx) = connections.open(peer(2));
+        let _uploading = upload.request_began();
+        let (_idle, mut idle_rx) = connections.open(peer(3));
+        assert!(connections.evict_one());
+        assert_eq!(idle_rx.try_recv(), Ok(Some(())));
+        assert_eq!(upload_rx.try_recv(), Ok(None));
+        assert!(connections.evict_one());
+        assert_eq!(upload_rx.try_recv(), Ok(Some(())));
+        assert!(connections.evict_one());
+        assert_eq!(kept_alive_rx.try_recv(), Ok(Some(())));
+        assert!(connections.evict_one());
+        assert_eq!(listen_rx.try_recv(), Ok(Some(())));
+        assert!(!connections.evict_one());
+    }
+
+    #[test]
+    fn the_client_holding_the_most_listen_streams_loses_its_oldest() {
+        let connections = Connections::default();
+        let stream = |client: &str| {
+            let (slot, rx) = connections.open(peer(1));
+            let (request, _) = slot.request_began();
+            slot.listening(client.into());
+            (slot, request, rx)
+        };
+        let (_a, _ra, mut alice) = stream("alice");
+        let (_m1, _r1, mut oldest) = stream("mallory");
+        let (_m2, _r2, mut newer) = stream("mallory");
+        assert!(connections.evict_one());
+        assert_eq!(oldest.try_recv(), Ok(Some(())));
+        assert_eq!(newer.try_recv(), Ok(None));
+        assert_eq!(alice.try_recv(), Ok(None));
+    }
+}

@@ -1,0 +1,109 @@
+//! Long-lived streams (`subscriptions/listen`, an initialize-era session's
+//! standalone GET stream), bounded per client.
+//!
+//! A client is its principal when authenticated, else the address it
+//! connects from (behind `serve`; an endpoint mounted elsewhere knows no
+//! address, and bounds only authenticated callers). A stream past the
+//! client's bound is refused with 429. Each stream marks its connection as
+//! listening, so at the connection cap the oldest stream of the client
+//! holding the most gives way first (see `connections`).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use http::request::Parts;
+use http::{Response, StatusCode};
+
+use crate::McpBody;
+use crate::connections::ConnectionSlot;
+
+/// Long-lived streams one client may hold open at once, unless configured.
+pub const DEFAULT_LISTEN_STREAMS_PER_CLIENT: usize = 16;
+
+/// The open streams, per client.
+#[derive(Default)]
+pub(crate) struct ListenStreams {
+    open: Mutex<HashMap<Arc<str>, usize>>,
+}
+
+/// One open stream, counted until dropped (with the handler that serves it).
+pub(crate) struct OpenStream {
+    streams: Arc<ListenStreams>,
+    client: Arc<str>,
+}
+
+impl ListenStreams {
+    fn lock(&self) -> MutexGuard<'_, HashMap<Arc<str>, usize>> {
+        self.open.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Counts a stream of the caller of `head` (`principal` when
+    /// authenticated), or refuses it when the caller has `most` open.
+    /// `None` when the caller cannot be told apart (anonymous, no address).
+    pub(crate) fn open(
+        self: &Arc<Self>,
+        head: &Parts,
+        principal: Option<&str>,
+        most: usize,
+    ) -> Result<Option<OpenStream>, TooManyStreams> {
+        let slot = head.extensions.get::<ConnectionSlot>();
+        let client: Arc<str> = match (principal, slot) {
+            (Some(p), _) => format!("principal {p}").into(),
+            (None, Some(slot)) => format!("address {}", slot.peer()).into(),
+            (None, None) => return Ok(None),
+        };
+        {
+            let mut open = self.lock();
+            let count = open.entry(Arc::clone(&client)).or_default();
+            if *count >= most {
+                return Err(TooManyStreams(most));
+            }
+            *count += 1;
+        }
+        if let Some(slot) = slot {
+            slot.listening(Arc::clone(&client));
+        }
+        Ok(Some(OpenStream {
+            streams: Arc::clone(self),
+            client,
+        }))
+    }
+}
+
+impl Drop for OpenStream {
+    fn drop(&mut self) {
+        let mut open = self.streams.lock();
+        if let Some(count) = open.get_mut(&self.client) {
+            *count = count.saturating_sub(1);
+            if *count == 0 {
+                open.remove(&self.client);
+            }
+        }
+    }
+}
+
+/// The caller holds as many streams as one may (this many).
+pub(crate) struct TooManyStreams(usize);
+
+impl TooManyStreams {
+    /// 429 with `Retry-After`, saying why.
+    pub(crate) fn response(self) -> Response<McpBody> {
+        too_many(self.0)
+    }
+}
+
+fn too_many(most: usize) -> Response<McpBody> {
+    let mut response = crate::reject::error(
+        StatusCode::TOO_MANY_REQUESTS,
+        None,
+        tessera_protocol::TRANSPORT_ERROR,
+        format!(
+            "Too Many Requests: this client already holds {most} open listen streams, as many as one client may; close one first"
+        ),
+        None,
+    );
+    response
+        .headers_mut()
+        .insert(http::header::RETRY_AFTER, http::HeaderValue::from(5u64));
+    response
+}

@@ -1,0 +1,314 @@
+//! What one client can hold, over real sockets on 127.0.0.1 (issue #27's
+//! list): at the connection cap the connection that made the least progress
+//! gives way to a newcomer, listen streams are bounded per client and kept
+//! alive. Every loop is bounded in count and time.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tessera_http::{BearerTokens, EndpointOptions, ServeOptions};
+use tessera_server::{Context, McpServer, ToolDef};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+mod support;
+use support::{body, start_serving};
+
+fn server() -> McpServer {
+    McpServer::builder("per-client", "1.0.0")
+        .tool(ToolDef::new(
+            "echo",
+            |_ctx: Context, args: Value| async move { args.to_string() },
+        ))
+        .tool(ToolDef::new(
+            "slow",
+            |_ctx: Context, _args: Value| async move {
+                tokio::time::sleep(Duration::from_secs(3)).await;
+                "slept"
+            },
+        ))
+        .build()
+        .unwrap()
+}
+
+/// Generous deadlines, so that only the cap policy frees a connection.
+fn patient(cap: usize) -> ServeOptions {
+    ServeOptions::default()
+        .max_connections(cap)
+        .header_timeout(Duration::from_secs(60))
+        .body_timeout(Duration::from_secs(60))
+}
+
+/// A `tools/call` of `tool` (with `token`, when given), head and body, closing after the answer.
+fn call(addr: std::net::SocketAddr, tool: &str, token: Option<&str>) -> String {
+    let b = body(1, "tools/call", json!({"name": tool, "arguments": {}}));
+    format!(
+        "{}{b}",
+        head(addr, "tools/call", Some(tool), b.len(), token)
+    )
+}
+
+fn head(
+    addr: std::net::SocketAddr,
+    method: &str,
+    name: Option<&str>,
+    len: usize,
+    token: Option<&str>,
+) -> String {
+    let name = name
+        .map(|n| format!("Mcp-Name: {n}\r\n"))
+        .unwrap_or_default();
+    let auth = token
+        .map(|t| format!("Authorization: Bearer {t}\r\n"))
+        .unwrap_or_default();
+    format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
+         Mcp-Method: {method}\r\n{name}{auth}Connection: close\r\nContent-Length: {len}\r\n\r\n"
+    )
+}
+
+/// A `subscriptions/listen` for tool list changes (with `token`, when given).
+fn listen(addr: std::net::SocketAddr, token: Option<&str>) -> String {
+    let b = body(
+        7,
+        "subscriptions/listen",
+        json!({"notifications": {"toolsListChanged": true}}),
+    );
+    format!(
+        "{}{b}",
+        head(addr, "subscriptions/listen", None, b.len(), token)
+    )
+}
+
+/// Sends `request` on a new connection and reads until the server closes it (within 5 s).
+async fn exchange(addr: std::net::SocketAddr, request: &str) -> String {
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    read_to_close(&mut stream, Duration::from_secs(5))
+        .await
+        .expect("answered and closed within 5 s")
+}
+
+async fn read_to_close(stream: &mut TcpStream, limit: Duration) -> Option<String> {
+    let mut out = Vec::new();
+    match tokio::time::timeout(limit, stream.read_to_end(&mut out)).await {
+        Ok(_) => Some(String::from_utf8_lossy(&out).into_owned()),
+        Err(_) => None,
+    }
+}
+
+/// Reads until `needle` has arrived (within 5 s): what arrived.
+async fn read_until(stream: &mut TcpStream, needle: &str) -> String {
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !String::from_utf8_lossy(&seen).contains(needle) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match tokio::time::timeout(left, stream.read(&mut buf)).await {
+            Ok(Ok(n)) if n > 0 => seen.extend_from_slice(&buf[..n]),
+            _ => panic!(
+                "{needle:?} did not arrive; got {:?}",
+                String::from_utf8_lossy(&seen)
+            ),
+        }
+    }
+    String::from_utf8_lossy(&seen).into_owned()
+}
+
+/// A listen stream, open once its acknowledgement arrived.
+async fn open_listen(addr: std::net::SocketAddr, token: Option<&str>) -> TcpStream {
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream
+        .write_all(listen(addr, token).as_bytes())
+        .await
+        .unwrap();
+    read_until(&mut stream, "notifications/subscriptions/acknowledged").await;
+    stream
+}
+
+/// Whether the server closed `stream` (within 2 s).
+async fn closed(stream: &mut TcpStream) -> bool {
+    let mut buf = [0u8; 4096];
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match tokio::time::timeout(left, stream.read(&mut buf)).await {
+            Ok(Ok(0) | Err(_)) => return true,
+            Ok(Ok(_)) => continue,
+            Err(_) => return false,
+        }
+    }
+}
+
+/// 1. Stalled uploads filling the cap do not keep new clients out: each new
+/// client takes the place of the stalled upload that has waited longest, and
+/// an attacker that keeps reopening them still cannot.
+#[tokio::test]
+async fn at_the_cap_a_stalled_upload_gives_way_to_a_new_client() {
+    let addr = start_serving(server(), EndpointOptions::default(), patient(4)).await;
+    let mut stalled = Vec::new();
+    for _ in 0..4 {
+        let mut s = TcpStream::connect(addr).await.unwrap();
+        s.write_all(head(addr, "tools/call", Some("echo"), 1000, None).as_bytes())
+            .await
+            .unwrap();
+        stalled.push(s);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    for round in 0..5 {
+        let started = Instant::now();
+        let answer = exchange(addr, &call(addr, "echo", None)).await;
+        assert!(
+            answer.starts_with("HTTP/1.1 200"),
+            "round {round}: {answer}"
+        );
+        assert!(started.elapsed() < Duration::from_secs(2), "round {round}");
+        // The attacker opens another stalled upload at once.
+        let mut s = TcpStream::connect(addr).await.unwrap();
+        s.write_all(head(addr, "tools/call", Some("echo"), 1000, None).as_bytes())
+            .await
+            .unwrap();
+        stalled.push(s);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // The oldest stalled uploads were the ones closed.
+    assert!(
+        closed(&mut stalled[0]).await,
+        "the oldest stalled upload was closed"
+    );
+}
+
+/// 1. A connection that never sent a request head goes before a stalled upload.
+#[tokio::test]
+async fn at_the_cap_a_connection_without_a_head_goes_before_a_stalled_upload() {
+    let addr = start_serving(server(), EndpointOptions::default(), patient(2)).await;
+    let mut upload = TcpStream::connect(addr).await.unwrap();
+    upload
+        .write_all(head(addr, "tools/call", Some("echo"), 1000, None).as_bytes())
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let mut idle = TcpStream::connect(addr).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let answer = exchange(addr, &call(addr, "echo", None)).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(closed(&mut idle).await, "the idle connection gave way");
+    assert!(!closed(&mut upload).await, "the upload is still held");
+}
+
+/// 1. A connection serving a request never gives way: when every connection
+/// is one, the newcomer is closed at once (shed).
+#[tokio::test]
+async fn when_every_connection_is_serving_the_newcomer_is_shed() {
+    let addr = start_serving(server(), EndpointOptions::default(), patient(2)).await;
+    let mut slow = Vec::new();
+    for _ in 0..2 {
+        let mut s = TcpStream::connect(addr).await.unwrap();
+        s.write_all(call(addr, "slow", None).as_bytes())
+            .await
+            .unwrap();
+        slow.push(s);
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut newcomer = TcpStream::connect(addr).await.unwrap();
+    let shed = read_to_close(&mut newcomer, Duration::from_secs(2)).await;
+    assert_eq!(shed.as_deref(), Some(""), "shed at once");
+    for mut s in slow {
+        let answer = read_to_close(&mut s, Duration::from_secs(5)).await.unwrap();
+        assert!(answer.contains("slept"), "{answer}");
+    }
+}
+
+/// 1. Listen streams of one client filling the cap: a new client is served,
+/// in place of the oldest stream of the client holding the most; another
+/// client's single stream stays.
+#[tokio::test]
+async fn at_the_cap_the_oldest_stream_of_the_client_holding_most_gives_way() {
+    let tokens = BearerTokens::new([("alice-token", "alice"), ("mallory-token", "mallory")]);
+    let options = EndpointOptions::default().authenticate(tokens);
+    let addr = start_serving(server(), options, patient(4)).await;
+    let mut alice = open_listen(addr, Some("alice-token")).await;
+    let mut mallory = Vec::new();
+    for _ in 0..3 {
+        mallory.push(open_listen(addr, Some("mallory-token")).await);
+    }
+    let answer = exchange(addr, &call(addr, "echo", Some("alice-token"))).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(
+        closed(&mut mallory[0]).await,
+        "mallory's oldest stream gave way"
+    );
+    assert!(!closed(&mut mallory[1]).await);
+    assert!(!closed(&mut alice).await, "alice's only stream stays");
+}
+
+/// 1. A client holds at most `listen_streams_per_client` streams (429 past
+/// it, saying why); another client is not refused, and a stream closed makes room.
+#[tokio::test]
+async fn listen_streams_are_bounded_per_client() {
+    let tokens = BearerTokens::new([("alice-token", "alice"), ("mallory-token", "mallory")]);
+    // Writes show the server a stream whose client left.
+    let options = EndpointOptions::default()
+        .authenticate(tokens)
+        .listen_streams_per_client(3)
+        .keep_alive(Some(Duration::from_millis(100)));
+    let addr = start_serving(server(), options, ServeOptions::default()).await;
+    let mut held = Vec::new();
+    for _ in 0..3 {
+        held.push(open_listen(addr, Some("mallory-token")).await);
+    }
+    let refused = exchange(addr, &listen(addr, Some("mallory-token"))).await;
+    assert!(refused.starts_with("HTTP/1.1 429"), "{refused}");
+    assert!(
+        refused.to_ascii_lowercase().contains("retry-after: 5"),
+        "{refused}"
+    );
+    assert!(
+        refused.contains("already holds 3 open listen streams"),
+        "{refused}"
+    );
+    let _alice = open_listen(addr, Some("alice-token")).await;
+    drop(held.pop());
+    // The server notices the closed stream when it next writes or polls; allow a moment.
+    let mut reopened = None;
+    for _ in 0..20 {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let mut stream = TcpStream::connect(addr).await.unwrap();
+        stream
+            .write_all(listen(addr, Some("mallory-token")).as_bytes())
+            .await
+            .unwrap();
+        let first = read_until(&mut stream, "\r\n\r\n").await;
+        if first.starts_with("HTTP/1.1 200") {
+            reopened = Some(stream);
+            break;
+        }
+    }
+    assert!(reopened.is_some(), "a closed stream makes room");
+}
+
+/// 1. Anonymous callers are told apart by address: one address's streams
+/// are bounded too.
+#[tokio::test]
+async fn anonymous_listen_streams_are_bounded_per_address() {
+    let options = EndpointOptions::default().listen_streams_per_client(2);
+    let addr = start_serving(server(), options, ServeOptions::default()).await;
+    let _a = open_listen(addr, None).await;
+    let _b = open_listen(addr, None).await;
+    let refused = exchange(addr, &listen(addr, None)).await;
+    assert!(refused.starts_with("HTTP/1.1 429"), "{refused}");
+}
+
+/// 1. A silent stream writes a keep-alive comment, which event-stream readers skip.
+#[tokio::test]
+async fn silent_streams_are_kept_alive() {
+    let options = EndpointOptions::default().keep_alive(Some(Duration::from_millis(200)));
+    let addr = start_serving(server(), options, ServeOptions::default()).await;
+    let mut stream = open_listen(addr, None).await;
+    let started = Instant::now();
+    read_until(&mut stream, ": keep-alive\n\n").await;
+    assert!(started.elapsed() >= Duration::from_millis(150));
+    // And again after the next silence.
+    read_until(&mut stream, ": keep-alive\n\n").await;
+}
