@@ -17,6 +17,9 @@ pub enum Exit {
     Failure,
     /// 5: the server asked for input nobody could give (no terminal, no scripted answer).
     Unanswered,
+    /// 6: the call went on as a task that did not finish within `--task-wait`
+    /// or kept asking past `--max-rounds` (it was cancelled).
+    TaskUnfinished,
 }
 
 /// The exit codes as shown in `--help`.
@@ -26,12 +29,14 @@ pub const HELP: &str = "Exit codes:
   2  usage error
   3  completed, but a form was declined or cancelled
   4  protocol, transport or server error
-  5  input was needed that nobody could give (no terminal and no scripted answer)";
+  5  input was needed that nobody could give (no terminal and no scripted answer)
+  6  the call went on as a task that did not finish within --task-wait or kept
+     asking past --max-rounds (the task was cancelled)";
 
 impl Exit {
-    /// Prints `message` to stderr and returns the code.
+    /// Prints `message` (which may quote a server) to stderr and returns the code.
     pub fn report(self, message: &str) -> ExitCode {
-        eprintln!("tessera: {message}");
+        eprintln!("tessera: {}", crate::shown::text(message));
         self.into()
     }
 }
@@ -45,6 +50,7 @@ impl From<Exit> for ExitCode {
             Exit::Refused => 3,
             Exit::Failure => 4,
             Exit::Unanswered => 5,
+            Exit::TaskUnfinished => 6,
         })
     }
 }

@@ -6,6 +6,7 @@ mod exit;
 mod output;
 mod prompt_form;
 mod server;
+mod shown;
 mod sign_in;
 mod terminal;
 
@@ -111,9 +112,12 @@ enum Command {
         /// Print the final JSON-RPC result instead of its text.
         #[arg(long)]
         json: bool,
-        /// Most rounds before giving up.
+        /// Most rounds before giving up (for a call that goes on as a task: rounds of input).
         #[arg(long, default_value_t = 10)]
         max_rounds: usize,
+        /// Longest a call that goes on as a task is followed, in seconds (then it is cancelled; exit 6).
+        #[arg(long, value_name = "SECONDS", default_value_t = 600)]
+        task_wait: u64,
         /// Bearer token for the server.
         #[arg(long, env = "TESSERA_BEARER_TOKEN")]
         token: Option<String>,
@@ -187,6 +191,7 @@ async fn signing_in(
 fn failed(e: ClientError) -> (Exit, String) {
     match e {
         ClientError::Unanswerable { .. } => (Exit::Unanswered, e.to_string()),
+        ClientError::TaskUnfinished { .. } => (Exit::TaskUnfinished, e.to_string()),
         ClientError::Rpc { ref error, .. }
             if error.code == tessera_protocol::MISSING_REQUIRED_CLIENT_CAPABILITY =>
         {
@@ -291,6 +296,7 @@ async fn run(command: Command) -> Result<Exit, (Exit, String)> {
             answer,
             json,
             max_rounds,
+            task_wait,
             token,
         } => {
             let scripted =
@@ -311,6 +317,7 @@ async fn run(command: Command) -> Result<Exit, (Exit, String)> {
             let c = builder
                 .elicitor(elicitor.clone())
                 .max_rounds(max_rounds)
+                .task_wait(std::time::Duration::from_secs(task_wait))
                 .meta("progressToken", Value::String("tessera-cli".into()))
                 .on_notification(Arc::new(output::print_notification))
                 .build()
@@ -368,7 +375,7 @@ async fn listen(
         match event {
             Some(Ok(ListenEvent::Acknowledged(agreed))) => eprintln!(
                 "tessera: listening for {}",
-                serde_json::to_string(&agreed).unwrap_or_default()
+                shown::line(&serde_json::to_string(&agreed).unwrap_or_default())
             ),
             Some(Ok(ListenEvent::Notification(n))) => {
                 // A reader that went away (`| head -1`) ends the listening, quietly.

@@ -1,7 +1,15 @@
-//! What `tessera` prints: results on stdout, notifications on stderr.
+//! What `tessera` prints: results on stdout, notifications on stderr; every
+//! server-provided string through [`shown`](crate::shown).
 
 use serde_json::Value;
 use tessera_protocol::{DiscoverResult, Tool};
+
+use crate::shown::{line, text};
+
+/// The string at `v`, shown on one line (`default` when absent).
+fn field<'a>(v: Option<&'a Value>, default: &'a str) -> std::borrow::Cow<'a, str> {
+    line(v.and_then(Value::as_str).unwrap_or(default))
+}
 
 /// Prints a tool result: text blocks as they are, other blocks summarised.
 pub fn print_result(result: &Value) {
@@ -14,27 +22,20 @@ pub fn print_result(result: &Value) {
         match block.get("type").and_then(Value::as_str) {
             Some("text") => println!(
                 "{}",
-                block.get("text").and_then(Value::as_str).unwrap_or("")
+                text(block.get("text").and_then(Value::as_str).unwrap_or(""))
             ),
             Some(kind @ ("image" | "audio")) => println!(
                 "[{kind} {}, {} base64 characters]",
-                block.get("mimeType").and_then(Value::as_str).unwrap_or("?"),
+                field(block.get("mimeType"), "?"),
                 block
                     .get("data")
                     .and_then(Value::as_str)
                     .map_or(0, str::len)
             ),
-            Some("resource_link") => println!(
-                "[link {}]",
-                block.get("uri").and_then(Value::as_str).unwrap_or("?")
-            ),
-            Some("resource") => println!(
-                "[resource {}]",
-                block
-                    .pointer("/resource/uri")
-                    .and_then(Value::as_str)
-                    .unwrap_or("?")
-            ),
+            Some("resource_link") => println!("[link {}]", field(block.get("uri"), "?")),
+            Some("resource") => {
+                println!("[resource {}]", field(block.pointer("/resource/uri"), "?"))
+            }
             _ => println!("{block}"),
         }
     }
@@ -52,8 +53,8 @@ pub fn print_result(result: &Value) {
 pub fn print_tools(tools: &[Tool]) {
     for tool in tools {
         match &tool.description {
-            Some(d) => println!("{}  {}", tool.name, d),
-            None => println!("{}", tool.name),
+            Some(d) => println!("{}  {}", line(&tool.name), line(d)),
+            None => println!("{}", line(&tool.name)),
         }
     }
 }
@@ -61,9 +62,9 @@ pub fn print_tools(tools: &[Tool]) {
 /// Prints what `server/discover` said.
 pub fn print_discover(d: &DiscoverResult) {
     if let Some(info) = d.meta.as_ref().and_then(|m| m.server_info.as_ref()) {
-        println!("server: {} {}", info.name, info.version);
+        println!("server: {} {}", line(&info.name), line(&info.version));
     }
-    println!("versions: {}", d.supported_versions.join(", "));
+    println!("versions: {}", line(&d.supported_versions.join(", ")));
     let caps = serde_json::to_value(&d.capabilities).unwrap_or_default();
     let names: Vec<&String> = caps
         .as_object()
@@ -71,14 +72,10 @@ pub fn print_discover(d: &DiscoverResult) {
         .unwrap_or_default();
     println!(
         "capabilities: {}",
-        names
-            .iter()
-            .map(|s| s.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
+        names.iter().map(|s| line(s)).collect::<Vec<_>>().join(", ")
     );
     if let Some(i) = &d.instructions {
-        println!("instructions: {i}");
+        println!("instructions: {}", text(i));
     }
 }
 
@@ -91,7 +88,7 @@ pub fn print_notification(n: &Value) {
             let message = p
                 .get("message")
                 .and_then(Value::as_str)
-                .map(|m| format!(" {m}"))
+                .map(|m| format!(" {}", line(m)))
                 .unwrap_or_default();
             eprintln!(
                 "progress: {}{total}{message}",
@@ -100,11 +97,12 @@ pub fn print_notification(n: &Value) {
         }
         Some("notifications/message") => {
             let p = &n["params"];
-            eprintln!(
-                "[{}] {}",
-                p.get("level").and_then(Value::as_str).unwrap_or("log"),
-                p.get("data").unwrap_or(&Value::Null)
-            );
+            // Data that is not a string prints as JSON, which escapes control characters.
+            let data = match p.get("data") {
+                Some(Value::String(s)) => text(s).into_owned(),
+                other => other.unwrap_or(&Value::Null).to_string(),
+            };
+            eprintln!("[{}] {data}", field(p.get("level"), "log"));
         }
         _ => eprintln!("notification: {n}"),
     }

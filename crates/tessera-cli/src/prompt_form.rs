@@ -8,16 +8,11 @@ use tessera_protocol::{
     ElicitFormParams, ElicitResult, ElicitUrlParams, EnumOptions, PrimitiveSchema,
 };
 
+use crate::shown::{line, text};
+
 const BOLD: &str = "\x1b[1m";
 const HOST: &str = "\x1b[1;33m";
 const RESET: &str = "\x1b[0m";
-
-/// Server-supplied text without control characters (no terminal escapes), newlines kept.
-fn clean(text: &str) -> String {
-    text.chars()
-        .filter(|c| *c == '\n' || !c.is_control())
-        .collect()
-}
 
 /// The user left the form (Esc or Ctrl-C).
 struct Left;
@@ -37,14 +32,17 @@ fn ask_field(
     field: &PrimitiveSchema,
     required: bool,
 ) -> Result<Result<Option<Value>, Left>, ClientError> {
-    let label = clean(&format!("{}:", field.title().unwrap_or(name)));
-    let help = field.description().map(str::to_owned).unwrap_or_else(|| {
-        if required {
-            "required".into()
-        } else {
-            "optional; leave empty to skip".into()
-        }
-    });
+    let label = format!("{}:", line(field.title().unwrap_or(name)));
+    let mut help = field.description().map_or_else(
+        || {
+            if required {
+                "required".into()
+            } else {
+                "optional; leave empty to skip".into()
+            }
+        },
+        |d| line(d).into_owned(),
+    );
     let outcome = match field {
         PrimitiveSchema::Boolean(b) => Confirm::new(&label)
             .with_default(b.default.unwrap_or(false))
@@ -53,7 +51,7 @@ fn ask_field(
             .map(|v| Some(Value::Bool(v))),
         PrimitiveSchema::SingleSelect(s) => {
             let pairs = s.options.pairs();
-            let mut labels: Vec<String> = pairs.iter().map(|(_, l)| (*l).to_owned()).collect();
+            let mut labels: Vec<String> = pairs.iter().map(|(_, l)| line(l).into_owned()).collect();
             if !required {
                 labels.push("(none)".into());
             }
@@ -74,7 +72,7 @@ fn ask_field(
         }
         PrimitiveSchema::MultiSelect(m) => {
             let pairs = m.options.pairs();
-            let labels: Vec<String> = pairs.iter().map(|(_, l)| (*l).to_owned()).collect();
+            let labels: Vec<String> = pairs.iter().map(|(_, l)| line(l).into_owned()).collect();
             let defaults: Vec<usize> = m
                 .default
                 .iter()
@@ -115,6 +113,19 @@ fn ask_field(
                 PrimitiveSchema::String(s) => s.default.clone(),
                 PrimitiveSchema::Number(n) => n.default.as_ref().map(ToString::to_string),
                 _ => None,
+            };
+            // A default is what Enter sends, so it is offered only when it
+            // can be shown as itself.
+            let default = match default {
+                Some(d) if matches!(line(&d), std::borrow::Cow::Borrowed(_)) => Some(d),
+                Some(d) => {
+                    help = format!(
+                        "{help} (the server's default {} is not offered: it holds control characters)",
+                        line(&d)
+                    );
+                    None
+                }
+                None => None,
             };
             let mut prompt = Text::new(&label).with_help_message(&help);
             if let Some(d) = default.as_deref() {
@@ -175,9 +186,10 @@ pub fn ask_form(
 ) -> Result<ElicitResult, ClientError> {
     let schema = &params.requested_schema;
     eprintln!(
-        "\n{BOLD}{server}{RESET} asks ({}): {}",
-        clean(key),
-        clean(&params.message)
+        "\n{BOLD}{}{RESET} asks ({}): {}",
+        line(server),
+        line(key),
+        text(&params.message)
     );
     eprintln!("(Esc cancels)");
     loop {
@@ -198,7 +210,11 @@ pub fn ask_form(
                 .get(name)
                 .and_then(PrimitiveSchema::title)
                 .unwrap_or(name);
-            eprintln!("  {label}: {}", show(schema.properties.get(name), value));
+            eprintln!(
+                "  {}: {}",
+                line(label),
+                line(&show(schema.properties.get(name), value))
+            );
         }
         let choice = Select::new(
             "Send these answers?",
@@ -242,29 +258,87 @@ fn show(field: Option<&PrimitiveSchema>, value: &Value) -> String {
     }
 }
 
-/// The URL with its host highlighted, so a look-alike domain stands out.
-fn highlight(url: &str) -> String {
-    match url.split_once("://") {
-        Some((scheme, rest)) => {
-            let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-            format!("{scheme}://{HOST}{}{RESET}{}", &rest[..end], &rest[end..])
-        }
-        None => url.to_owned(),
-    }
+/// A URL the terminal may offer to open: http(s) only, with its host apart.
+#[derive(Debug, PartialEq)]
+struct Openable {
+    /// The whole URL as it is shown, its host highlighted.
+    shown: String,
+    /// The host, as the browser will resolve it (IDNs in their punycode form).
+    host: String,
+    /// Why the host deserves a second look, if it does.
+    warning: Option<&'static str>,
 }
 
-/// Asks consent before anything opens a URL; never opens it without a yes.
+/// Checks a URL-mode `url`: anything but an absolute http(s) URL with a host
+/// is refused, with the reason; the host is taken from the parsed URL (not
+/// from the text), so `userinfo@` and look-alike tricks do not hide it.
+fn openable(raw: &str) -> Result<Openable, String> {
+    let parsed = url::Url::parse(raw)
+        .map_err(|e| format!("the server's URL {} is not a valid URL ({e})", line(raw)))?;
+    if !matches!(parsed.scheme(), "https" | "http") {
+        return Err(format!(
+            "the server asked to open a {}: URL ({}); only http and https URLs are opened",
+            line(parsed.scheme()),
+            line(raw)
+        ));
+    }
+    let Some(host) = parsed.host_str().map(str::to_owned) else {
+        return Err(format!("the server's URL {} names no host", line(raw)));
+    };
+    let warning = if host.split('.').any(|label| label.starts_with("xn--")) {
+        Some("the host is an internationalised name (punycode): check it is the site you expect")
+    } else if !parsed.username().is_empty() || parsed.password().is_some() {
+        Some("the URL carries a user name before the host: check the host, not the text before @")
+    } else if parsed.scheme() == "http" {
+        Some("the page is not served over https")
+    } else {
+        None
+    };
+    let full = line(parsed.as_str()).into_owned();
+    let shown = match full.find(&host) {
+        Some(at) => format!(
+            "{}{HOST}{host}{RESET}{}",
+            &full[..at],
+            &full[at + host.len()..]
+        ),
+        None => full.clone(),
+    };
+    Ok(Openable {
+        shown,
+        host,
+        warning,
+    })
+}
+
+/// Asks consent before anything opens a URL; never opens it without a yes,
+/// and never one that is not http(s).
 pub fn ask_url(
     server: &str,
     key: &str,
     params: &ElicitUrlParams,
 ) -> Result<ElicitResult, ClientError> {
     eprintln!(
-        "\n{BOLD}{server}{RESET} asks you to open a page ({key}): {}",
-        params.message
+        "\n{BOLD}{}{RESET} asks you to open a page ({}): {}",
+        line(server),
+        line(key),
+        text(&params.message)
     );
-    eprintln!("  {}", highlight(&params.url));
-    match Confirm::new("Open this URL?").with_default(false).prompt() {
+    let target = match openable(&params.url) {
+        Ok(target) => target,
+        Err(refused) => {
+            eprintln!("Not opened: {refused}.");
+            return Ok(ElicitResult::decline());
+        }
+    };
+    eprintln!("  {}", target.shown);
+    eprintln!("  host: {HOST}{}{RESET}", target.host);
+    if let Some(warning) = target.warning {
+        eprintln!("  warning: {warning}");
+    }
+    match Confirm::new(&format!("Open this page on {}?", target.host))
+        .with_default(false)
+        .prompt()
+    {
         Ok(true) => {
             let opener = if cfg!(target_os = "macos") {
                 "open"
@@ -293,11 +367,29 @@ mod tests {
     use super::*;
 
     #[test]
-    fn hosts_are_highlighted_and_numbers_parsed() {
+    fn only_http_urls_open_and_their_host_is_shown_apart() {
+        let ok = openable("https://evil.example/login?x=1").unwrap();
         assert_eq!(
-            highlight("https://evil.example/login?x=1"),
+            ok.shown,
             format!("https://{HOST}evil.example{RESET}/login?x=1")
         );
+        assert_eq!((ok.host.as_str(), ok.warning), ("evil.example", None));
+        for refused in [
+            "file:///etc/passwd",
+            "javascript:alert(1)",
+            "ssh://h/x",
+            "not a url",
+        ] {
+            assert!(openable(refused).is_err(), "{refused}");
+        }
+        let tricked = openable("https://bank.example@evil.example/").unwrap();
+        assert_eq!(tricked.host, "evil.example");
+        assert!(tricked.warning.is_some());
+        let idn = openable("https://exаmple.com/").unwrap();
+        assert_eq!(idn.host, "xn--exmple-4nf.com");
+        assert!(idn.warning.unwrap().contains("punycode"));
+        let escaped = openable("https://h.example/\x1b[2J").unwrap();
+        assert!(!escaped.shown.contains("\x1b[2J"));
         let n = PrimitiveSchema::Number(Default::default());
         assert_eq!(to_value(&n, "5").unwrap(), Value::from(5));
         assert_eq!(to_value(&n, "2.5").unwrap(), serde_json::json!(2.5));

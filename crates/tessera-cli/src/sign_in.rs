@@ -61,7 +61,10 @@ impl Authorizer for Loopback {
                 ));
             }
             // The URL first, so the person sees where they are sent.
-            eprintln!("tessera: sign in at\n  {authorization_url}");
+            eprintln!(
+                "tessera: sign in at\n  {}",
+                crate::shown::line(authorization_url)
+            );
             open_browser(browser.as_deref(), authorization_url);
             let listener = self.listener.lock().await;
             let state = query_param(authorization_url, "state").unwrap_or_default();

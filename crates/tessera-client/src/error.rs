@@ -68,6 +68,16 @@ pub enum ClientError {
         /// What the server said.
         message: Option<String>,
     },
+    /// The task a tool call went on as did not finish within the client's
+    /// bounds ([`McpClientBuilder::task_wait`](crate::McpClientBuilder::task_wait),
+    /// [`max_rounds`](crate::McpClientBuilder::max_rounds)); it was cancelled.
+    #[error("task {task} {why}; it was cancelled")]
+    TaskUnfinished {
+        /// The task.
+        task: String,
+        /// Which bound it passed.
+        why: String,
+    },
     /// A tool's result does not match the `outputSchema` it was listed with.
     #[error("tool {tool} returned a result that does not match its outputSchema: {problem}")]
     StructuredContent {

@@ -41,7 +41,10 @@ mod scripted;
 mod sse;
 mod stdio_transport;
 
-pub use client::{McpClient, McpClientBuilder, ServerFeatures};
+pub use client::{
+    DEFAULT_TASK_WAIT, MAX_POLL_INTERVAL, MIN_POLL_INTERVAL, McpClient, McpClientBuilder,
+    ServerFeatures,
+};
 pub use connect_mode::ConnectMode;
 pub use elicitor::{Elicitor, InputKinds};
 pub use error::ClientError;

@@ -141,7 +141,7 @@ async fn closed(stream: &mut TcpStream) -> bool {
     }
 }
 
-/// 1. Stalled uploads filling the cap do not keep new clients out: each new
+/// Finding 1: Stalled uploads filling the cap do not keep new clients out: each new
 /// client takes the place of the stalled upload that has waited longest, and
 /// an attacker that keeps reopening them still cannot.
 #[tokio::test]
@@ -179,7 +179,7 @@ async fn at_the_cap_a_stalled_upload_gives_way_to_a_new_client() {
     );
 }
 
-/// 1. A connection that never sent a request head goes before a stalled upload.
+/// Finding 1: A connection that never sent a request head goes before a stalled upload.
 #[tokio::test]
 async fn at_the_cap_a_connection_without_a_head_goes_before_a_stalled_upload() {
     let addr = start_serving(server(), EndpointOptions::default(), patient(2)).await;
@@ -197,7 +197,7 @@ async fn at_the_cap_a_connection_without_a_head_goes_before_a_stalled_upload() {
     assert!(!closed(&mut upload).await, "the upload is still held");
 }
 
-/// 1. A connection serving a request never gives way: when every connection
+/// Finding 1: A connection serving a request never gives way: when every connection
 /// is one, the newcomer is closed at once (shed).
 #[tokio::test]
 async fn when_every_connection_is_serving_the_newcomer_is_shed() {
@@ -220,7 +220,7 @@ async fn when_every_connection_is_serving_the_newcomer_is_shed() {
     }
 }
 
-/// 1. Listen streams of one client filling the cap: a new client is served,
+/// Finding 1: Listen streams of one client filling the cap: a new client is served,
 /// in place of the oldest stream of the client holding the most; another
 /// client's single stream stays.
 #[tokio::test]
@@ -243,7 +243,7 @@ async fn at_the_cap_the_oldest_stream_of_the_client_holding_most_gives_way() {
     assert!(!closed(&mut alice).await, "alice's only stream stays");
 }
 
-/// 1. A client holds at most `listen_streams_per_client` streams (429 past
+/// Finding 1: A client holds at most `listen_streams_per_client` streams (429 past
 /// it, saying why); another client is not refused, and a stream closed makes room.
 #[tokio::test]
 async fn listen_streams_are_bounded_per_client() {
@@ -288,7 +288,7 @@ async fn listen_streams_are_bounded_per_client() {
     assert!(reopened.is_some(), "a closed stream makes room");
 }
 
-/// 1. Anonymous callers are told apart by address: one address's streams
+/// Finding 1: Anonymous callers are told apart by address: one address's streams
 /// are bounded too.
 #[tokio::test]
 async fn anonymous_listen_streams_are_bounded_per_address() {
@@ -300,7 +300,7 @@ async fn anonymous_listen_streams_are_bounded_per_address() {
     assert!(refused.starts_with("HTTP/1.1 429"), "{refused}");
 }
 
-/// 1. A silent stream writes a keep-alive comment, which event-stream readers skip.
+/// Finding 1: A silent stream writes a keep-alive comment, which event-stream readers skip.
 #[tokio::test]
 async fn silent_streams_are_kept_alive() {
     let options = EndpointOptions::default().keep_alive(Some(Duration::from_millis(200)));

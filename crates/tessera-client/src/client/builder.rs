@@ -29,6 +29,7 @@ impl McpClient {
             client_info: Implementation::new("tessera-client", env!("CARGO_PKG_VERSION")),
             elicitor: None,
             max_rounds: 10,
+            task_wait: DEFAULT_TASK_WAIT,
             on_notification: None,
             bearer: None,
             timeout: Duration::from_secs(120),
@@ -38,6 +39,9 @@ impl McpClient {
         }
     }
 }
+
+/// How long a task is followed unless configured.
+pub const DEFAULT_TASK_WAIT: Duration = Duration::from_secs(3600);
 
 /// Where the server is.
 pub(super) enum Target {
@@ -55,6 +59,7 @@ pub struct McpClientBuilder {
     client_info: Implementation,
     elicitor: Option<Arc<dyn Elicitor>>,
     max_rounds: usize,
+    task_wait: Duration,
     on_notification: Option<NotificationHandler>,
     bearer: Option<String>,
     timeout: Duration,
@@ -76,9 +81,18 @@ impl McpClientBuilder {
         self
     }
 
-    /// Most rounds of one multi round-trip call (default 10).
+    /// Most rounds of one multi round-trip call (default 10); for a call that
+    /// went on as a task, the most rounds of input it may ask.
     pub fn max_rounds(mut self, rounds: usize) -> Self {
         self.max_rounds = rounds.max(1);
+        self
+    }
+
+    /// Longest a call that went on as a task is followed (default 1 hour):
+    /// past it the task is cancelled and the call fails with
+    /// [`ClientError::TaskUnfinished`](crate::ClientError::TaskUnfinished).
+    pub fn task_wait(mut self, longest: Duration) -> Self {
+        self.task_wait = longest;
         self
     }
 
@@ -135,6 +149,7 @@ impl McpClientBuilder {
             client_info,
             elicitor,
             max_rounds,
+            task_wait,
             on_notification,
             bearer,
             timeout,
@@ -197,6 +212,7 @@ impl McpClientBuilder {
             client_info,
             elicitor,
             max_rounds,
+            task_wait,
             on_notification,
             extra_meta,
             mode,

@@ -31,10 +31,11 @@ mod listen;
 mod rounds;
 mod tasks;
 
-pub use builder::McpClientBuilder;
 use builder::local_label;
+pub use builder::{DEFAULT_TASK_WAIT, McpClientBuilder};
 use era::{Era, HttpEra, http_era_of};
 use rounds::push_handler;
+pub use tasks::{MAX_POLL_INTERVAL, MIN_POLL_INTERVAL};
 
 /// How requests reach the server.
 enum Transport {
@@ -57,6 +58,8 @@ pub struct McpClient {
     client_info: Implementation,
     elicitor: Option<Arc<dyn Elicitor>>,
     max_rounds: usize,
+    /// Longest a task is followed.
+    task_wait: Duration,
     on_notification: Option<NotificationHandler>,
     extra_meta: JsonObject,
     mode: ConnectMode,

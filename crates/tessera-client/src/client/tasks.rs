@@ -48,8 +48,10 @@ impl McpClient {
     }
 
     /// Follows a tool call that went on as a task: polls `tasks/get` at the
-    /// server's interval, answers its input requests with `tasks/update`, and
-    /// returns its result; a caller that stops waiting cancels it.
+    /// server's interval (at least [`MIN_POLL_INTERVAL`] apart), answers its
+    /// input requests with `tasks/update` (at most `max_rounds` rounds), and
+    /// returns its result; a caller that stops waiting cancels it, and so does
+    /// the client once the task has been followed for `task_wait`.
     pub(super) async fn follow_task(&self, created: Value) -> Result<Value, ClientError> {
         let created: tessera_protocol::CreateTaskResult = Self::parse("tools/call", created)?;
         let id = created.task.task_id;
@@ -58,9 +60,24 @@ impl McpClient {
             id: Some(id.clone()),
         };
         let mut interval = created.task.poll_interval_ms;
+        let until = tokio::time::Instant::now() + self.task_wait;
+        let mut rounds = 0;
+        let mut answered = false;
         loop {
-            let wait = interval.unwrap_or(1000).clamp(50, 30_000);
-            tokio::time::sleep(Duration::from_millis(wait)).await;
+            // Right after answers, look again soon; else at the server's pace, within bounds.
+            let wait = if std::mem::take(&mut answered) {
+                MIN_POLL_INTERVAL
+            } else {
+                Duration::from_millis(interval.unwrap_or(1000))
+                    .clamp(MIN_POLL_INTERVAL, MAX_POLL_INTERVAL)
+            };
+            if tokio::time::Instant::now() + wait > until {
+                return Err(ClientError::TaskUnfinished {
+                    task: id,
+                    why: format!("did not finish within {} s", self.task_wait.as_secs_f64()),
+                });
+            }
+            tokio::time::sleep(wait).await;
             let mut params = JsonObject::new();
             params.insert("taskId".into(), json!(id));
             let got = self.request(tessera_protocol::TASKS_GET, params).await?;
@@ -75,12 +92,23 @@ impl McpClient {
                     if asked.is_empty() {
                         continue;
                     }
+                    rounds += 1;
+                    if rounds > self.max_rounds {
+                        return Err(ClientError::TaskUnfinished {
+                            task: id,
+                            why: format!(
+                                "still asked for input ({}) after {} rounds",
+                                asked.keys().cloned().collect::<Vec<_>>().join(", "),
+                                self.max_rounds
+                            ),
+                        });
+                    }
                     let answers = self.answer(&asked).await?;
                     let mut params = JsonObject::new();
                     params.insert("taskId".into(), json!(id));
                     params.insert("inputResponses".into(), Value::Object(answers));
                     self.request(tessera_protocol::TASKS_UPDATE, params).await?;
-                    interval = Some(0);
+                    answered = true;
                 }
                 tessera_protocol::TaskStatus::Completed => {
                     guard.id = None;
@@ -111,6 +139,11 @@ impl McpClient {
         }
     }
 }
+
+/// The shortest wait between two polls of a task, whatever the server asks.
+pub const MIN_POLL_INTERVAL: Duration = Duration::from_millis(250);
+/// The longest wait between two polls of a task.
+pub const MAX_POLL_INTERVAL: Duration = Duration::from_secs(30);
 
 /// Cancels a task its caller stopped waiting for (`tasks/cancel`, sent by its own task).
 pub(super) struct CancelTask<'a> {
