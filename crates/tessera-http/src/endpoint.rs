@@ -271,6 +271,12 @@ impl McpEndpoint {
         };
         let header_version = headers.protocol_version;
         match request.era(header_version) {
+            RequestEra::Legacy(_)
+                if self.options.legacy != Legacy::Reject
+                    && let Some(refused) = self.check_mirrors(head, &headers, &request, false) =>
+            {
+                return refused;
+            }
             RequestEra::Legacy(version) => match self.options.legacy {
                 Legacy::Reject => return unsupported(id, version),
                 Legacy::Stateless => {
@@ -328,27 +334,8 @@ impl McpEndpoint {
         request: Request,
         facts: RequestFacts,
     ) -> Response<McpBody> {
-        if let Err(m) = check_method_and_name(headers, &request.method, request.target()) {
-            return reject::header_mismatch(Some(request.id.clone()), &m.header, &m.body);
-        }
-        if let Err((header, problem)) = self.check_param_headers(&head.headers, &request) {
-            return reject::header_mismatch(Some(request.id.clone()), &header, &problem);
-        }
-        // A name with control characters is refused before it reaches a log or a handler.
-        if let Some(field) = tessera_protocol::name_param(&request.method)
-            && request
-                .target()
-                .is_some_and(|t| t.chars().any(char::is_control))
-        {
-            let error = tessera_server::ServerError::invalid_params(format!(
-                "Invalid {} request: params.{field} contains control characters",
-                request.method
-            ));
-            return reject::rpc_error(
-                status_for(&error),
-                Some(request.id.clone()),
-                error.to_error_object(),
-            );
+        if let Some(refused) = self.check_mirrors(head, headers, &request, true) {
+            return refused;
         }
         if request.method == SUBSCRIPTIONS_LISTEN {
             let counted = match self.listen_streams.open(
@@ -378,6 +365,44 @@ impl McpEndpoint {
         })
     }
 
+    /// The headers that mirror the body (`Mcp-Method`, `Mcp-Name`,
+    /// `Mcp-Param-*`) against it, and the name's characters: the refusal, if
+    /// any. `required`: whether missing headers are refused too (2026-07-28);
+    /// initialize-era requests have only the headers they sent compared.
+    pub(crate) fn check_mirrors(
+        &self,
+        head: &Parts,
+        headers: &McpHeaders<'_>,
+        request: &Request,
+        required: bool,
+    ) -> Option<Response<McpBody>> {
+        let id = Some(request.id.clone());
+        if let Err(m) = check_method_and_name(headers, &request.method, request.target(), required)
+        {
+            return Some(reject::header_mismatch(id, &m.header, &m.body));
+        }
+        if let Err((header, problem)) = self.check_param_headers(&head.headers, request, required) {
+            return Some(reject::header_mismatch(id, &header, &problem));
+        }
+        // A name with control characters is refused before it reaches a log or a handler.
+        if let Some(field) = tessera_protocol::name_param(&request.method)
+            && request
+                .target()
+                .is_some_and(|t| t.chars().any(char::is_control))
+        {
+            let error = tessera_server::ServerError::invalid_params(format!(
+                "Invalid {} request: params.{field} contains control characters",
+                request.method
+            ));
+            return Some(reject::rpc_error(
+                status_for(&error),
+                id,
+                error.to_error_object(),
+            ));
+        }
+        None
+    }
+
     /// "Any server that processes the message body MUST validate that encoded
     /// header values, after decoding if Base64-encoded, match the corresponding
     /// values in the request body": each `Mcp-Param-*` of the called tool.
@@ -385,6 +410,7 @@ impl McpEndpoint {
         &self,
         headers: &http::HeaderMap,
         request: &Request,
+        required: bool,
     ) -> Result<(), (String, String)> {
         if request.method != "tools/call" {
             return Ok(());
@@ -399,6 +425,9 @@ impl McpEndpoint {
             let header = values.next();
             if values.next().is_some() {
                 return Err((name.clone(), format!("{name} is sent more than once")));
+            }
+            if header.is_none() && !required {
+                continue;
             }
             param
                 .check(

@@ -71,13 +71,18 @@ fn header_value<'a>(
 }
 
 /// Checks `Mcp-Method` against the body's method, and `Mcp-Name` against
-/// `params.name`/`params.uri` for the methods that require it.
+/// `params.name`/`params.uri` for the methods that require it. `required`:
+/// whether a missing header is refused (2026-07-28), or only headers sent
+/// are compared (the initialize era, whose clients need not send them, but
+/// whose requests must not say one thing to a proxy and another to the server).
 pub(crate) fn check_method_and_name(
     headers: &McpHeaders<'_>,
     method: &str,
     name: Option<&str>,
+    required: bool,
 ) -> Result<(), Mismatch> {
     match headers.method {
+        None if !required => {}
         None => {
             return Err(Mismatch {
                 header: "(missing)".into(),
@@ -102,6 +107,7 @@ pub(crate) fn check_method_and_name(
         return Ok(());
     };
     match headers.name {
+        None if !required => Ok(()),
         None => Err(Mismatch {
             header: "(missing)".into(),
             body: format!(
@@ -147,7 +153,7 @@ mod tests {
         method: &str,
         name: Option<&str>,
     ) -> Result<(), Mismatch> {
-        super::check_method_and_name(&McpHeaders::read(headers)?, method, name)
+        super::check_method_and_name(&McpHeaders::read(headers)?, method, name, true)
     }
 
     #[test]
@@ -190,5 +196,13 @@ mod tests {
         assert!(check_method_and_name(&uri, "resources/read", Some("file:///a.txt")).is_ok());
         let missing = headers(&[]);
         assert!(check_method_and_name(&missing, "tools/list", None).is_err());
+        // Initialize era: only what is sent is compared.
+        let sent = |h: &HeaderMap, name| {
+            super::check_method_and_name(&McpHeaders::read(h).unwrap(), "tools/call", name, false)
+        };
+        assert!(sent(&missing, Some("x")).is_ok());
+        assert!(sent(&no_name, Some("x")).is_ok());
+        assert!(sent(&ok, Some("other-tool")).is_err());
+        assert!(sent(&headers(&[("mcp-method", "tools/list")]), None).is_err());
     }
 }

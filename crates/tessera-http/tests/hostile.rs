@@ -549,3 +549,60 @@ async fn an_instance_ttl_bounds_tickets_minted_elsewhere() {
         "{accepted}"
     );
 }
+
+/// Issue #27, finding 6: an initialize-era request that sends `Mcp-Method`,
+/// `Mcp-Name` or `Mcp-Param-*` has them compared with its body like any
+/// other (so it cannot tell a proxy one tool and the server another); one
+/// that sends none is served as its era allows.
+#[tokio::test]
+async fn initialize_era_requests_have_the_headers_they_send_checked() {
+    let options = EndpointOptions::default().legacy(tessera_http::Legacy::Stateless);
+    let addr = start_with(server(), options).await;
+    let legacy_call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"a": 1}}})
+    .to_string();
+    let legacy = ("MCP-Protocol-Version", "2025-11-25");
+    let plain = raw(addr, "POST", "/mcp", &[JSON, ACCEPT, legacy], &legacy_call).await;
+    assert_eq!(plain.status, 200, "{}", plain.body);
+    assert!(plain.body.contains(r#"\"a\":1"#), "{}", plain.body);
+    let lying = raw(
+        addr,
+        "POST",
+        "/mcp",
+        &[
+            JSON,
+            ACCEPT,
+            legacy,
+            ("Mcp-Method", "tools/call"),
+            ("Mcp-Name", "note"),
+        ],
+        &legacy_call,
+    )
+    .await;
+    assert_eq!(lying.status, 400, "{}", lying.body);
+    assert_eq!(lying.json()["error"]["code"], -32020);
+    let wrong_method = raw(
+        addr,
+        "POST",
+        "/mcp",
+        &[JSON, ACCEPT, legacy, ("Mcp-Method", "tools/list")],
+        &legacy_call,
+    )
+    .await;
+    assert_eq!(wrong_method.status, 400, "{}", wrong_method.body);
+    let truthful = raw(
+        addr,
+        "POST",
+        "/mcp",
+        &[
+            JSON,
+            ACCEPT,
+            legacy,
+            ("Mcp-Method", "tools/call"),
+            ("Mcp-Name", "echo"),
+        ],
+        &legacy_call,
+    )
+    .await;
+    assert_eq!(truthful.status, 200, "{}", truthful.body);
+}
