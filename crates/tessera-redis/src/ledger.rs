@@ -3,9 +3,16 @@
 use redis::aio::ConnectionManager;
 use tessera_state::{LedgerError, LedgerFuture, TicketLedger};
 
-/// Records redeemed ticket ids in Redis with `SET key 1 NX EXAT expiry`:
+/// Records redeemed ticket ids in Redis with `SET key ATTEMPT NX EXAT expiry`:
 /// atomic across instances (of two redemptions, exactly one sets the key),
 /// and self-expiring with the ticket. Fails closed when Redis does not answer.
+///
+/// A redemption that Redis answers too late is answered 503 (retry), yet its
+/// `SET` may still land and would refuse the retry as a replay. So each
+/// redemption writes its own random attempt id, and one that failed takes its
+/// key back — deleting it only if it still holds that attempt, sent on the
+/// same connection after the `SET` so Redis runs it after — retrying the
+/// release a few times, within a few seconds.
 #[derive(Clone)]
 pub struct RedisLedger {
     conn: ConnectionManager,
@@ -22,24 +29,61 @@ impl RedisLedger {
     }
 }
 
+/// Deletes the key only while it holds the failed attempt's id.
+const RELEASE: &str = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end";
+
+/// How often a failed redemption tries to take its key back.
+const RELEASE_TRIES: u32 = 5;
+
 impl TicketLedger for RedisLedger {
     fn consume<'a>(&'a self, ticket_id: &'a str, expires_at: u64) -> LedgerFuture<'a> {
         let mut conn = self.conn.clone();
         let key = format!("{}{ticket_id}", self.prefix);
         Box::pin(async move {
-            let set: Option<String> = redis::cmd("SET")
+            let attempt = tessera_state::random_id().ok_or_else(|| {
+                LedgerError::Backend("no randomness for a redemption attempt id".into())
+            })?;
+            let set: Result<Option<String>, _> = redis::cmd("SET")
                 .arg(&key)
-                .arg(1)
+                .arg(&attempt)
                 .arg("NX")
                 .arg("EXAT")
                 .arg(expires_at)
                 .query_async(&mut conn)
-                .await
-                .map_err(|e| LedgerError::Backend(Box::new(e)))?;
+                .await;
             match set {
-                Some(_) => Ok(()),
-                None => Err(LedgerError::AlreadyUsed),
+                Ok(Some(_)) => Ok(()),
+                Ok(None) => Err(LedgerError::AlreadyUsed),
+                Err(e) => {
+                    tokio::spawn(release(conn, key, attempt));
+                    Err(LedgerError::Backend(Box::new(e)))
+                }
             }
         })
+    }
+}
+
+/// Takes back the key of a redemption that failed, should its `SET` land late.
+async fn release(mut conn: ConnectionManager, key: String, attempt: String) {
+    for tried in 1..=RELEASE_TRIES {
+        let released: Result<i64, _> = redis::cmd("EVAL")
+            .arg(RELEASE)
+            .arg(1)
+            .arg(&key)
+            .arg(&attempt)
+            .query_async(&mut conn)
+            .await;
+        match released {
+            Ok(n) => {
+                tracing::debug!(released = n, "a failed redemption took its ticket back");
+                return;
+            }
+            Err(e) if tried == RELEASE_TRIES => {
+                tracing::warn!(error = %e, "a failed redemption could not take its ticket back: a retry of it will be refused as a replay");
+            }
+            Err(_) => {
+                tokio::time::sleep(std::time::Duration::from_millis(250 * u64::from(tried))).await
+            }
+        }
     }
 }

@@ -151,3 +151,44 @@ async fn a_change_published_on_one_instance_reaches_listeners_on_every_instance(
         vec![r#"{"change":"toolsListChanged"}"#.to_owned()]
     );
 }
+
+/// Issue #27, finding 6: a redemption Redis answers too late fails (the
+/// server answers 503, retry), and its `SET`, landing later, does not burn
+/// the ticket: the retry is accepted, once.
+#[tokio::test]
+async fn a_redemption_answered_too_late_does_not_burn_its_ticket() {
+    let server = RedisServer::start();
+    let ledger = Redis::connect(&server.url()).await.unwrap().ledger("t");
+    ledger.consume("warm-up", in_ten_minutes()).await.unwrap();
+    // Redis holds every write for 2 s: longer than the ledger waits for an answer.
+    let mut admin = Redis::connect(&server.url()).await.unwrap().connection();
+    let () = tessera_redis::redis::cmd("CLIENT")
+        .arg("PAUSE")
+        .arg(2000)
+        .arg("WRITE")
+        .query_async(&mut admin)
+        .await
+        .unwrap();
+    assert!(matches!(
+        ledger.consume("slow", in_ten_minutes()).await,
+        Err(LedgerError::Backend(_))
+    ));
+    // Once the pause ends, the late SET runs, then the release after it.
+    let mut redeemed = false;
+    for _ in 0..40 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        match ledger.consume("slow", in_ten_minutes()).await {
+            Ok(()) => {
+                redeemed = true;
+                break;
+            }
+            Err(LedgerError::AlreadyUsed | LedgerError::Backend(_)) => continue,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert!(redeemed, "the retry is accepted");
+    assert!(matches!(
+        ledger.consume("slow", in_ten_minutes()).await,
+        Err(LedgerError::AlreadyUsed)
+    ));
+}
