@@ -96,16 +96,26 @@ async fn get_json(http: &reqwest::Client, url: &str) -> Result<Option<Value>, Cl
 }
 
 /// The server's Protected Resource Metadata: at `hinted` (the challenge's
-/// `resource_metadata`) when given, else at the path-suffixed well-known URI,
-/// then the root one. The `resource` must name this server: the same origin,
-/// a path that is a prefix of the server's (else it is refused, never used).
+/// `resource_metadata`) when given on the server's own origin, else at the
+/// path-suffixed well-known URI, then the root one. A hint on another origin
+/// is not fetched: a server could otherwise make the client send requests
+/// anywhere (an internal address) before anyone was asked; the metadata must
+/// name this server's origin anyway. The `resource` must name this server:
+/// the same origin, a path that is a prefix of the server's (else it is
+/// refused, never used).
 pub(crate) async fn protected_resource(
     http: &reqwest::Client,
     server: &reqwest::Url,
     hinted: Option<&str>,
 ) -> Result<ProtectedResource, ClientError> {
     let origin = server.origin().ascii_serialization();
-    let candidates: Vec<String> = match hinted {
+    let same_origin =
+        |url: &str| reqwest::Url::parse(url).is_ok_and(|u| u.origin() == server.origin());
+    let ignored = hinted.filter(|url| !same_origin(url));
+    if let Some(url) = ignored {
+        tracing::warn!(hint = %url, "the server's resource_metadata is on another origin: not fetched; looking on the server's own origin");
+    }
+    let candidates: Vec<String> = match hinted.filter(|url| same_origin(url)) {
         Some(url) => vec![url.to_owned()],
         None => {
             let path = server.path().trim_end_matches('/');
@@ -131,8 +141,13 @@ pub(crate) async fn protected_resource(
         }
         return Ok(prm);
     }
+    let not_fetched = ignored
+        .map(|url| {
+            format!("; its resource_metadata {url:?} is on another origin and was not fetched")
+        })
+        .unwrap_or_default();
     Err(auth_error(format!(
-        "the server asks for authorization but publishes no protected resource metadata (tried {})",
+        "the server asks for authorization but publishes no protected resource metadata (tried {}){not_fetched}",
         candidates.join(", ")
     )))
 }
