@@ -110,46 +110,86 @@ fn query_param(url: &str, name: &str) -> Option<String> {
         .map(|(_, v)| v.into_owned())
 }
 
+/// How long one connection to the sign-in listener may take to send its request head.
+const REDIRECT_HEAD_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Connections to the sign-in listener read at once; more are closed at once.
+const REDIRECT_CONNECTIONS: usize = 16;
+
 /// Waits for the authorization server's redirect carrying `state` (anything
-/// else reaching the listener is turned away) and answers the browser.
+/// else reaching the listener is turned away) and answers the browser. Each
+/// connection is read on its own, within [`REDIRECT_HEAD_TIMEOUT`], so one
+/// that sends nothing cannot hold up the browser's.
 async fn redirect(listener: &TcpListener, state: &str) -> Result<String, ClientError> {
+    let (found, mut redirected) = tokio::sync::mpsc::channel::<String>(1);
+    let reading = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let port = listener.local_addr().map(|a| a.port()).unwrap_or_default();
     loop {
-        let (mut stream, _) = listener
-            .accept()
-            .await
-            .map_err(|e| ClientError::Auth(format!("sign-in listener: {e}")))?;
-        let mut buf = vec![0u8; 8192];
-        let n = stream.read(&mut buf).await.unwrap_or(0);
-        let head = String::from_utf8_lossy(&buf[..n]);
-        let target = head
-            .lines()
-            .next()
-            .and_then(|l| l.strip_prefix("GET "))
-            .and_then(|l| l.split_whitespace().next())
-            .unwrap_or("");
-        let ours = target.starts_with("/callback")
-            && query_param(target, "state").as_deref() == Some(state);
-        if !ours {
-            let _ = stream
-                .write_all(
-                    b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-                )
-                .await;
+        let (stream, _) = tokio::select! {
+            accepted = listener.accept() => accepted
+                .map_err(|e| ClientError::Auth(format!("sign-in listener: {e}")))?,
+            Some(target) = redirected.recv() => {
+                return Ok(format!("http://127.0.0.1:{port}{target}"));
+            }
+        };
+        use std::sync::atomic::Ordering;
+        if reading.fetch_add(1, Ordering::AcqRel) >= REDIRECT_CONNECTIONS {
+            reading.fetch_sub(1, Ordering::AcqRel);
             continue;
         }
-        let page = "<!doctype html><title>Signed in</title><p>Signed in. You can close this window and return to the terminal.</p>";
-        let _ = stream
-            .write_all(
-                format!(
-                    "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{page}",
-                    page.len()
-                )
-                .as_bytes(),
-            )
-            .await;
-        let port = listener.local_addr().map(|a| a.port()).unwrap_or_default();
-        return Ok(format!("http://127.0.0.1:{port}{target}"));
+        let (found, reading, state) = (
+            found.clone(),
+            std::sync::Arc::clone(&reading),
+            state.to_owned(),
+        );
+        tokio::spawn(async move {
+            if let Ok(Some(target)) =
+                tokio::time::timeout(REDIRECT_HEAD_TIMEOUT, answer_redirect(stream, &state)).await
+            {
+                let _ = found.try_send(target);
+            }
+            reading.fetch_sub(1, Ordering::AcqRel);
+        });
     }
+}
+
+/// Reads one request head; answers 200 and returns its target when it is
+/// the redirect carrying `state`, else 404.
+async fn answer_redirect(mut stream: tokio::net::TcpStream, state: &str) -> Option<String> {
+    let mut buf = Vec::with_capacity(1024);
+    let mut chunk = [0u8; 1024];
+    while !buf.windows(4).any(|w| w == b"\r\n\r\n") && buf.len() < 8192 {
+        match stream.read(&mut chunk).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        }
+    }
+    let head = String::from_utf8_lossy(&buf);
+    let target = head
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("GET "))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap_or("");
+    let ours =
+        target.starts_with("/callback") && query_param(target, "state").as_deref() == Some(state);
+    if !ours {
+        let _ = stream
+            .write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            .await;
+        return None;
+    }
+    let page = "<!doctype html><title>Signed in</title><p>Signed in. You can close this window and return to the terminal.</p>";
+    let _ = stream
+        .write_all(
+            format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{page}",
+                page.len()
+            )
+            .as_bytes(),
+        )
+        .await;
+    Some(target.to_owned())
 }
 
 /// Tokens by server URL in `tokens.json`, readable by the user alone.
@@ -276,5 +316,37 @@ mod tests {
         assert_eq!(query_param(url, "e").as_deref(), Some("€"));
         assert_eq!(query_param(url, "bad").as_deref(), Some("%zz%"));
         assert_eq!(query_param(url, "missing"), None);
+    }
+
+    /// Issue #27, finding 6: a connection to the sign-in listener that sends
+    /// nothing (or the wrong request) does not hold up the browser's redirect.
+    #[tokio::test]
+    async fn an_idle_connection_does_not_block_the_sign_in() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let waiting = tokio::spawn(async move { redirect(&listener, "s1").await });
+        let _idle = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let mut wrong = tokio::net::TcpStream::connect(addr).await.unwrap();
+        wrong
+            .write_all(b"GET /callback?state=other HTTP/1.1\r\n\r\n")
+            .await
+            .unwrap();
+        let mut browser = tokio::net::TcpStream::connect(addr).await.unwrap();
+        browser
+            .write_all(b"GET /callback?code=c&state=s1 HTTP/1.1\r\nHost: x\r\n\r\n")
+            .await
+            .unwrap();
+        let got = tokio::time::timeout(std::time::Duration::from_secs(1), waiting)
+            .await
+            .expect("the redirect is taken while the idle connection waits")
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            got,
+            format!("http://127.0.0.1:{}/callback?code=c&state=s1", addr.port())
+        );
+        let mut answer = String::new();
+        browser.read_to_string(&mut answer).await.unwrap();
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     }
 }
