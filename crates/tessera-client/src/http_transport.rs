@@ -10,7 +10,7 @@ use tessera_protocol::{JsonRpcErrorResponse, JsonRpcResultResponse, RequestId};
 use crate::ClientError;
 use crate::NotificationHandler;
 use crate::mcp_headers::encode_header_value;
-use crate::sse::{MAX_EVENT_BYTES, SseParser};
+use tessera_protocol::sse::{MAX_EVENT_BYTES, SseParser};
 
 /// One MCP endpoint reached over HTTP.
 #[derive(Clone)]

@@ -38,7 +38,6 @@ mod notification;
 mod oauth;
 mod result_cache;
 mod scripted;
-mod sse;
 mod stdio_transport;
 
 pub use client::{

@@ -50,6 +50,17 @@ fn parse_authority(text: &str) -> Option<Host<'_>> {
     Some(host)
 }
 
+/// `text` read as the endpoint reads a `Host` or `Origin` authority: the
+/// host it names, or `None` (for the fuzz targets only).
+#[cfg(fuzzing)]
+pub fn fuzz_authority(text: &str) -> Option<String> {
+    parse_authority(text).map(|host| match host {
+        Host::Name(name) => name.to_owned(),
+        Host::V4(v4) => v4.to_string(),
+        Host::V6(v6) => format!("[{v6}]"),
+    })
+}
+
 /// A DNS name: labels of letters, digits, `-` and `_`, separated by dots.
 fn is_reg_name(name: &str) -> bool {
     !name.is_empty()

@@ -46,6 +46,9 @@ pub use deadline::BodyReadTimeout;
 #[cfg(feature = "server")]
 pub use deadline::{DeadlineBody, DeadlineError};
 pub use endpoint::McpEndpoint;
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub use host::fuzz_authority;
 pub use legacy::{
     MAX_QUESTIONS, MAX_QUESTIONS_PER_PRINCIPAL, MAX_QUESTIONS_PER_SESSION, MAX_REMEMBERED_SESSIONS,
     MAX_SUBSCRIPTIONS_PER_SESSION, SESSION_NOT_FOUND,

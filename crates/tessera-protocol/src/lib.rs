@@ -21,6 +21,7 @@
 //! ```
 
 mod authorization;
+mod bearer_challenge;
 mod boxed_future;
 mod capabilities;
 pub mod clock;
@@ -43,6 +44,7 @@ mod result;
 mod roots;
 mod sampling;
 mod schema_validator;
+pub mod sse;
 mod subscriptions;
 mod tasks;
 mod timestamp;
@@ -50,6 +52,7 @@ mod tools;
 mod version;
 
 pub use authorization::authorization_server_metadata_urls;
+pub use bearer_challenge::BearerChallenge;
 pub use boxed_future::BoxFuture;
 pub use capabilities::*;
 pub use completion::*;

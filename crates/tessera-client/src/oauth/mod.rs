@@ -4,15 +4,14 @@
 //! dynamic), PKCE S256, `resource` on both requests, the scope strategy,
 //! RFC 9207 `iss` checks, refresh, and step-up on `insufficient_scope`.
 
-mod challenge;
 mod metadata;
 mod pkce;
 mod session;
 
 use std::sync::Arc;
 
-pub use challenge::BearerChallenge;
 pub(crate) use session::OAuthSession;
+pub use tessera_protocol::BearerChallenge;
 use tessera_protocol::BoxFuture;
 
 use crate::ClientError;

@@ -1,11 +1,20 @@
-//! Reading a `text/event-stream` response: events until the final response.
+//! Reading a `text/event-stream` body: the `data` of each event, as bytes
+//! arrive in any chunks. Sans-I/O: the transport feeds it what it read.
 
 /// Largest event (or unterminated line) accepted from a server.
-pub(crate) const MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
+pub const MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
 
-/// Splits an SSE byte stream into the `data` payloads of its events.
+/// Splits an SSE byte stream into the `data` payloads of its events
+/// (`event:`, `id:`, `retry:` and comments are skipped).
+///
+/// ```
+/// let mut parser = tessera_protocol::sse::SseParser::default();
+/// assert_eq!(parser.feed(b"event: message\ndata: {\"a\"").unwrap(), Vec::<String>::new());
+/// assert_eq!(parser.feed(b":1}\n\n: keep-alive\n\n").unwrap(), vec![r#"{"a":1}"#.to_owned()]);
+/// assert_eq!(parser.finish(), None);
+/// ```
 #[derive(Default)]
-pub(crate) struct SseParser {
+pub struct SseParser {
     buffer: Vec<u8>,
     /// Bytes of `buffer` already searched for a line end.
     scanned: usize,
@@ -16,7 +25,7 @@ pub(crate) struct SseParser {
 impl SseParser {
     /// Feeds bytes; returns the data of every event completed by them, or an
     /// error when one event grows past [`MAX_EVENT_BYTES`].
-    pub(crate) fn feed(&mut self, bytes: &[u8]) -> Result<Vec<String>, String> {
+    pub fn feed(&mut self, bytes: &[u8]) -> Result<Vec<String>, String> {
         self.buffer.extend_from_slice(bytes);
         let mut events = Vec::new();
         let mut start = 0;
@@ -50,7 +59,7 @@ impl SseParser {
     }
 
     /// The data of a last event not followed by a blank line.
-    pub(crate) fn finish(mut self) -> Option<String> {
+    pub fn finish(mut self) -> Option<String> {
         let mut tail = self.feed(b"\n").unwrap_or_default();
         if !self.data.is_empty() {
             tail.push(self.data.join("\n"));
