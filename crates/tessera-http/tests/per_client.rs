@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tessera_http::{BearerTokens, EndpointOptions, ServeOptions};
-use tessera_server::{Context, McpServer, ToolDef};
+use tessera_server::{Context, HandlerError, McpServer, TaskSupport, ToolDef};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -27,6 +27,14 @@ fn server() -> McpServer {
                 "slept"
             },
         ))
+        .tool(
+            ToolDef::new("slow-task", |ctx: Context, _args: Value| async move {
+                ctx.begin_task()?;
+                tokio::time::sleep(Duration::from_secs(30)).await;
+                Ok::<_, HandlerError>("done")
+            })
+            .task_support(TaskSupport::Required),
+        )
         .build()
         .unwrap()
 }
@@ -311,4 +319,42 @@ async fn silent_streams_are_kept_alive() {
     assert!(started.elapsed() >= Duration::from_millis(150));
     // And again after the next silence.
     read_until(&mut stream, ": keep-alive\n\n").await;
+}
+
+/// Finding 3: one caller's tasks cannot refuse everyone else's: past its own
+/// bound (64 unfinished) it is refused with 503 and a reason, while another
+/// caller still starts tasks.
+#[tokio::test]
+async fn one_callers_tasks_do_not_refuse_another_callers() {
+    let tokens = BearerTokens::new([("alice-token", "alice"), ("mallory-token", "mallory")]);
+    let addr = start_serving(
+        server(),
+        EndpointOptions::default().authenticate(tokens),
+        ServeOptions::default(),
+    )
+    .await;
+    let start_task = |token: &'static str| {
+        let mut params = json!({"name": "slow-task", "arguments": {}});
+        params["_meta"] =
+            support::meta(json!({"extensions": {"io.modelcontextprotocol/tasks": {}}}));
+        let b = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
+            .to_string();
+        let request = format!(
+            "{}{b}",
+            head(addr, "tools/call", Some("slow-task"), b.len(), Some(token))
+        );
+        async move { exchange(addr, &request).await }
+    };
+    for n in 0..tessera_server::MAX_LIVE_TASKS_PER_PRINCIPAL {
+        let started = start_task("mallory-token").await;
+        assert!(started.contains("taskId"), "task {n}: {started}");
+    }
+    let refused = start_task("mallory-token").await;
+    assert!(refused.starts_with("HTTP/1.1 503"), "{refused}");
+    assert!(refused.contains("as many as one caller may"), "{refused}");
+    let alice = start_task("alice-token").await;
+    assert!(
+        alice.contains("taskId"),
+        "another caller is not refused: {alice}"
+    );
 }
