@@ -38,6 +38,8 @@ mod reject;
 mod serve;
 mod service;
 mod stream;
+#[cfg(feature = "server")]
+mod write_deadline;
 
 pub use access_log::{AccessLog, AccessRecord};
 pub use auth::{AuthDecision, Authenticate, BearerTokens};

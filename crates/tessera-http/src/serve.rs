@@ -20,6 +20,7 @@ use tower_service::Service;
 
 use crate::DeadlineBody;
 use crate::connections::{ConnectionSlot, Connections, RequestOnSlot};
+use crate::write_deadline::WriteDeadline;
 
 /// How long in-flight requests may take to finish after shutdown is asked for.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
@@ -44,6 +45,7 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 pub struct ServeOptions {
     header_timeout: Duration,
     body_timeout: Duration,
+    write_timeout: Duration,
     max_connections: Option<usize>,
 }
 
@@ -52,6 +54,7 @@ impl Default for ServeOptions {
         Self {
             header_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(10),
+            write_timeout: Duration::from_secs(60),
             max_connections: None,
         }
     }
@@ -70,6 +73,14 @@ impl ServeOptions {
     /// 10 s); a body still incomplete then is answered 408 and its memory freed.
     pub fn body_timeout(mut self, after: Duration) -> Self {
         self.body_timeout = after;
+        self
+    }
+
+    /// Time a write may wait for the peer to take bytes (default 60 s): a
+    /// client that stops reading its answer or event stream, so the socket's
+    /// buffer stays full, is disconnected then, its slot and queue freed.
+    pub fn write_timeout(mut self, after: Duration) -> Self {
+        self.write_timeout = after;
         self
     }
 
@@ -192,7 +203,10 @@ where
                 let connection = http1::Builder::new()
                     .timer(TokioTimer::new())
                     .header_read_timeout(options.header_timeout)
-                    .serve_connection(TokioIo::new(stream), TowerToHyperService::new(service));
+                    .serve_connection(
+                        TokioIo::new(WriteDeadline::new(stream, options.write_timeout)),
+                        TowerToHyperService::new(service),
+                    );
                 let connection = graceful.watch(connection);
                 tokio::spawn(async move {
                     let _held = held;

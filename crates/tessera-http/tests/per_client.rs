@@ -27,6 +27,10 @@ fn server() -> McpServer {
                 "slept"
             },
         ))
+        .tool(ToolDef::new(
+            "big",
+            |_ctx: Context, _args: Value| async move { "x".repeat(48 * 1024 * 1024) },
+        ))
         .tool(
             ToolDef::new("slow-task", |ctx: Context, _args: Value| async move {
                 ctx.begin_task()?;
@@ -357,4 +361,33 @@ async fn one_callers_tasks_do_not_refuse_another_callers() {
         alice.contains("taskId"),
         "another caller is not refused: {alice}"
     );
+}
+
+/// Finding 1: a client that stops reading its answer (the socket's buffers
+/// full) is disconnected once a write has waited the write timeout, instead
+/// of holding its slot and its answer for as long as it likes.
+#[tokio::test]
+async fn a_client_that_stops_reading_is_disconnected() {
+    let serving = ServeOptions::default().write_timeout(Duration::from_millis(500));
+    let addr = start_serving(server(), EndpointOptions::default(), serving).await;
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream
+        .write_all(call(addr, "big", None).as_bytes())
+        .await
+        .unwrap();
+    // Read nothing while the server fills the socket's buffers and waits.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let mut got = 0usize;
+    let mut buf = vec![0u8; 1 << 16];
+    let ended = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => got += n,
+            }
+        }
+    })
+    .await;
+    assert!(ended.is_ok(), "the connection was closed");
+    assert!(got < 48 * 1024 * 1024, "cut short: {got} bytes arrived");
 }
