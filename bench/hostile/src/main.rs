@@ -163,37 +163,11 @@ async fn stalled(addr: &str, sockets: usize) -> Result<Value, String> {
         }
     }
     // The flow, on the established connection, while the uploads are held.
-    let started = Instant::now();
-    client
-        .write_all(call(addr, &counter_body(2, json!({})), false).as_bytes())
-        .await
-        .map_err(|e| e.to_string())?;
-    let (_, r1) = read_response(&mut client).await?;
-    let s1 = r1["result"]["requestState"].clone();
-    let round2 = counter_body(
-        3,
-        json!({"requestState": s1, "inputResponses": {"amount": {"action": "accept", "content": {"amount": 5}}}}),
-    );
-    client
-        .write_all(call(addr, &round2, false).as_bytes())
-        .await
-        .map_err(|e| e.to_string())?;
-    let (_, r2) = read_response(&mut client).await?;
-    let s2 = r2["result"]["requestState"].clone();
-    let round3 = counter_body(
-        4,
-        json!({"requestState": s2, "inputResponses": {"confirmation": {"action": "accept", "content": {"confirm": true}}}}),
-    );
-    client
-        .write_all(call(addr, &round3, false).as_bytes())
-        .await
-        .map_err(|e| e.to_string())?;
-    let (status, r3) = read_response(&mut client).await?;
-    let flow_ms = started.elapsed().as_secs_f64() * 1000.0;
-    let text = r3["result"]["content"][0]["text"]
-        .as_str()
-        .unwrap_or("")
-        .to_owned();
+    let (flow_ms, status, text) = flow(addr, &mut client).await?;
+    // And on a connection opened now, at the cap: it takes a stalled upload's place.
+    let mut newcomer = TcpStream::connect(addr).await.map_err(|e| e.to_string())?;
+    newcomer.set_nodelay(true).map_err(|e| e.to_string())?;
+    let (new_ms, new_status, new_text) = flow(addr, &mut newcomer).await?;
     Ok(json!({
         "scenario": "stalled",
         "stalled_sockets": sockets,
@@ -203,7 +177,45 @@ async fn stalled(addr: &str, sockets: usize) -> Result<Value, String> {
         "flow_ms": flow_ms,
         "flow_status": status,
         "flow_text": text,
+        "new_client_flow_ms": new_ms,
+        "new_client_flow_status": new_status,
+        "new_client_flow_text": new_text,
     }))
+}
+
+/// The counter's three rounds on `client`: milliseconds, last status, final text.
+async fn flow(addr: &str, client: &mut TcpStream) -> Result<(f64, u16, String), String> {
+    let started = Instant::now();
+    client
+        .write_all(call(addr, &counter_body(2, json!({})), false).as_bytes())
+        .await
+        .map_err(|e| e.to_string())?;
+    let (_, r1) = read_response(client).await?;
+    let s1 = r1["result"]["requestState"].clone();
+    let round2 = counter_body(
+        3,
+        json!({"requestState": s1, "inputResponses": {"amount": {"action": "accept", "content": {"amount": 5}}}}),
+    );
+    client
+        .write_all(call(addr, &round2, false).as_bytes())
+        .await
+        .map_err(|e| e.to_string())?;
+    let (_, r2) = read_response(client).await?;
+    let s2 = r2["result"]["requestState"].clone();
+    let round3 = counter_body(
+        4,
+        json!({"requestState": s2, "inputResponses": {"confirmation": {"action": "accept", "content": {"confirm": true}}}}),
+    );
+    client
+        .write_all(call(addr, &round3, false).as_bytes())
+        .await
+        .map_err(|e| e.to_string())?;
+    let (status, r3) = read_response(client).await?;
+    let text = r3["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or("")
+        .to_owned();
+    Ok((started.elapsed().as_secs_f64() * 1000.0, status, text))
 }
 
 async fn amplify(addr: &str, bodies: usize) -> Result<Value, String> {

@@ -312,7 +312,10 @@ async fn anonymous_listen_streams_are_bounded_per_address() {
     assert!(refused.starts_with("HTTP/1.1 429"), "{refused}");
 }
 
-/// Finding 1: A silent stream writes a keep-alive comment, which event-stream readers skip.
+/// Finding 1: a silent stream writes a keep-alive comment, which event-stream
+/// readers skip. streamable-http.mdx: "For long-lived streams — in particular
+/// the subscriptions/listen response stream — servers are encouraged to
+/// periodically emit an SSE comment line … as a keep-alive."
 #[tokio::test]
 async fn silent_streams_are_kept_alive() {
     let options = EndpointOptions::default().keep_alive(Some(Duration::from_millis(200)));
