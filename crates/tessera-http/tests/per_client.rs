@@ -394,3 +394,42 @@ async fn a_client_that_stops_reading_is_disconnected() {
     assert!(ended.is_ok(), "the connection was closed");
     assert!(got < 48 * 1024 * 1024, "cut short: {got} bytes arrived");
 }
+
+/// Finding 2: an id is echoed in every notification of its request, so a
+/// 1,000,000-byte id is refused where it enters (400, -32600), and not
+/// echoed: no listen stream ever queues copies of it.
+#[tokio::test]
+async fn a_huge_request_id_is_refused_before_any_stream_opens() {
+    let addr = start_serving(
+        server(),
+        EndpointOptions::default(),
+        ServeOptions::default(),
+    )
+    .await;
+    let mut params = json!({"notifications": {"toolsListChanged": true}});
+    params["_meta"] = support::meta(json!({}));
+    let huge = "i".repeat(1_000_000);
+    let b =
+        json!({"jsonrpc": "2.0", "id": huge, "method": "subscriptions/listen", "params": params})
+            .to_string();
+    let answer = exchange(
+        addr,
+        &format!(
+            "{}{b}",
+            head(addr, "subscriptions/listen", None, b.len(), None)
+        ),
+    )
+    .await;
+    assert!(
+        answer.starts_with("HTTP/1.1 400"),
+        "{}",
+        &answer[..200.min(answer.len())]
+    );
+    assert!(answer.contains("-32600"), "{answer}");
+    assert!(answer.contains("longer than 256 bytes"), "{answer}");
+    assert!(
+        answer.len() < 4096,
+        "the id is not echoed: {} bytes",
+        answer.len()
+    );
+}
