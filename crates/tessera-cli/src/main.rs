@@ -2,6 +2,7 @@
 
 mod answers;
 mod arguments;
+mod browser;
 mod exit;
 mod output;
 mod prompt_form;
@@ -267,7 +268,7 @@ async fn run(command: Command) -> Result<Exit, (Exit, String)> {
             c.close().await;
             let d = d?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&d).unwrap_or_default());
+                output::print_json(serde_json::to_string_pretty(&d));
             } else {
                 output::print_discover(&d);
             }
@@ -279,10 +280,7 @@ async fn run(command: Command) -> Result<Exit, (Exit, String)> {
             c.close().await;
             let tools = tools?;
             if json {
-                println!(
-                    "{}",
-                    serde_json::to_string_pretty(&tools).unwrap_or_default()
-                );
+                output::print_json(serde_json::to_string_pretty(&tools));
             } else {
                 output::print_tools(&tools);
             }
@@ -326,10 +324,7 @@ async fn run(command: Command) -> Result<Exit, (Exit, String)> {
             c.close().await;
             let result = result?;
             if json {
-                println!(
-                    "{}",
-                    serde_json::to_string_pretty(&result).unwrap_or_default()
-                );
+                output::print_json(serde_json::to_string_pretty(&result));
             } else {
                 output::print_result(&result);
             }
@@ -375,10 +370,11 @@ async fn listen(
         match event {
             Some(Ok(ListenEvent::Acknowledged(agreed))) => eprintln!(
                 "tessera: listening for {}",
-                shown::line(&serde_json::to_string(&agreed).unwrap_or_default())
+                shown::json(&serde_json::to_string(&agreed).unwrap_or_default())
             ),
             Some(Ok(ListenEvent::Notification(n))) => {
                 // A reader that went away (`| head -1`) ends the listening, quietly.
+                let n = shown::json(&n.to_string()).into_owned();
                 if writeln!(out, "{n}").and_then(|()| out.flush()).is_err() {
                     return Ok(Exit::Success);
                 }

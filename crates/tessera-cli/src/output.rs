@@ -4,11 +4,16 @@
 use serde_json::Value;
 use tessera_protocol::{DiscoverResult, Tool};
 
-use crate::shown::{line, text};
+use crate::shown::{json, line, text};
 
 /// The string at `v`, shown on one line (`default` when absent).
 fn field<'a>(v: Option<&'a Value>, default: &'a str) -> std::borrow::Cow<'a, str> {
     line(v.and_then(Value::as_str).unwrap_or(default))
+}
+
+/// Prints JSON text that came from a server, its invisible characters escaped.
+pub fn print_json(printed: serde_json::Result<String>) {
+    println!("{}", json(&printed.unwrap_or_default()));
 }
 
 /// Prints a tool result: text blocks as they are, other blocks summarised.
@@ -36,7 +41,7 @@ pub fn print_result(result: &Value) {
             Some("resource") => {
                 println!("[resource {}]", field(block.pointer("/resource/uri"), "?"))
             }
-            _ => println!("{block}"),
+            _ => println!("{}", json(&block.to_string())),
         }
     }
     if let Some(structured) = result.get("structuredContent")
@@ -45,7 +50,7 @@ pub fn print_result(result: &Value) {
             .and_then(Value::as_array)
             .is_none_or(Vec::is_empty)
     {
-        println!("{structured}");
+        println!("{}", json(&structured.to_string()));
     }
 }
 
@@ -97,13 +102,12 @@ pub fn print_notification(n: &Value) {
         }
         Some("notifications/message") => {
             let p = &n["params"];
-            // Data that is not a string prints as JSON, which escapes control characters.
             let data = match p.get("data") {
                 Some(Value::String(s)) => text(s).into_owned(),
-                other => other.unwrap_or(&Value::Null).to_string(),
+                other => json(&other.unwrap_or(&Value::Null).to_string()).into_owned(),
             };
             eprintln!("[{}] {data}", field(p.get("level"), "log"));
         }
-        _ => eprintln!("notification: {n}"),
+        _ => eprintln!("notification: {}", json(&n.to_string())),
     }
 }

@@ -224,7 +224,7 @@ pub fn ask_form(
         match choice {
             Ok("Send") => match schema.check_content(&content) {
                 Ok(()) => return Ok(ElicitResult::accept(content)),
-                Err(e) => eprintln!("Not sent: {e}"),
+                Err(e) => eprintln!("Not sent: {}", text(&e.to_string())),
             },
             Ok("Edit") => {}
             Ok("Decline") => return Ok(ElicitResult::decline()),
@@ -261,12 +261,14 @@ fn show(field: Option<&PrimitiveSchema>, value: &Value) -> String {
 /// A URL the terminal may offer to open: http(s) only, with its host apart.
 #[derive(Debug, PartialEq)]
 struct Openable {
+    /// The URL as parsed: what is shown and what is opened, never the raw text.
+    url: String,
     /// The whole URL as it is shown, its host highlighted.
     shown: String,
     /// The host, as the browser will resolve it (IDNs in their punycode form).
     host: String,
-    /// Why the host deserves a second look, if it does.
-    warning: Option<&'static str>,
+    /// Why the URL deserves a second look.
+    warnings: Vec<&'static str>,
 }
 
 /// Checks a URL-mode `url`: anything but an absolute http(s) URL with a host
@@ -285,28 +287,44 @@ fn openable(raw: &str) -> Result<Openable, String> {
     let Some(host) = parsed.host_str().map(str::to_owned) else {
         return Err(format!("the server's URL {} names no host", line(raw)));
     };
-    let warning = if host.split('.').any(|label| label.starts_with("xn--")) {
-        Some("the host is an internationalised name (punycode): check it is the site you expect")
-    } else if !parsed.username().is_empty() || parsed.password().is_some() {
-        Some("the URL carries a user name before the host: check the host, not the text before @")
-    } else if parsed.scheme() == "http" {
-        Some("the page is not served over https")
-    } else {
-        None
-    };
-    let full = line(parsed.as_str()).into_owned();
-    let shown = match full.find(&host) {
-        Some(at) => format!(
+    let mut warnings = Vec::new();
+    if host.split('.').any(|label| label.starts_with("xn--")) {
+        warnings.push(
+            "the host is an internationalised name (punycode): check it is the site you expect",
+        );
+    }
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        warnings.push(
+            "the URL carries a user name before the host: check the host, not the text before @",
+        );
+    }
+    if parsed.scheme() == "http" {
+        warnings.push("the page is not served over https");
+    }
+    // The serialised URL is ASCII with nothing to escape; the host is found
+    // where it is, after any userinfo, not wherever its text first appears.
+    let url = line(parsed.as_str()).into_owned();
+    let authority = url.find("://").map_or(0, |i| i + 3);
+    let authority_end = url[authority..]
+        .find(['/', '?', '#'])
+        .map_or(url.len(), |i| authority + i);
+    let at = url[authority..authority_end]
+        .rfind('@')
+        .map_or(authority, |i| authority + i + 1);
+    let shown = if url[at..].starts_with(&host) {
+        format!(
             "{}{HOST}{host}{RESET}{}",
-            &full[..at],
-            &full[at + host.len()..]
-        ),
-        None => full.clone(),
+            &url[..at],
+            &url[at + host.len()..]
+        )
+    } else {
+        url.clone()
     };
     Ok(Openable {
+        url,
         shown,
         host,
-        warning,
+        warnings,
     })
 }
 
@@ -332,7 +350,7 @@ pub fn ask_url(
     };
     eprintln!("  {}", target.shown);
     eprintln!("  host: {HOST}{}{RESET}", target.host);
-    if let Some(warning) = target.warning {
+    for warning in &target.warnings {
         eprintln!("  warning: {warning}");
     }
     match Confirm::new(&format!("Open this page on {}?", target.host))
@@ -340,17 +358,8 @@ pub fn ask_url(
         .prompt()
     {
         Ok(true) => {
-            let opener = if cfg!(target_os = "macos") {
-                "open"
-            } else {
-                "xdg-open"
-            };
-            if std::process::Command::new(opener)
-                .arg(&params.url)
-                .spawn()
-                .is_err()
-            {
-                eprintln!("Could not start {opener}; open the URL above yourself.");
+            if !crate::browser::open(&target.url) {
+                eprintln!("Could not start a browser; open the URL above yourself.");
             }
             Ok(ElicitResult::accept(Map::new()))
         }
@@ -373,7 +382,8 @@ mod tests {
             ok.shown,
             format!("https://{HOST}evil.example{RESET}/login?x=1")
         );
-        assert_eq!((ok.host.as_str(), ok.warning), ("evil.example", None));
+        assert_eq!(ok.host, "evil.example");
+        assert!(ok.warnings.is_empty());
         for refused in [
             "file:///etc/passwd",
             "javascript:alert(1)",
@@ -382,12 +392,20 @@ mod tests {
         ] {
             assert!(openable(refused).is_err(), "{refused}");
         }
-        let tricked = openable("https://bank.example@evil.example/").unwrap();
-        assert_eq!(tricked.host, "evil.example");
-        assert!(tricked.warning.is_some());
-        let idn = openable("https://exаmple.com/").unwrap();
+        let tricked = openable("https://evil.example@evil.example.net/").unwrap();
+        assert_eq!(tricked.host, "evil.example.net");
+        assert_eq!(
+            tricked.shown,
+            format!("https://evil.example@{HOST}evil.example.net{RESET}/"),
+            "the real host is highlighted, not its text in the user name"
+        );
+        assert_eq!(tricked.warnings.len(), 1);
+        let idn = openable("http://u@exаmple.com/").unwrap();
         assert_eq!(idn.host, "xn--exmple-4nf.com");
-        assert!(idn.warning.unwrap().contains("punycode"));
+        assert_eq!(idn.warnings.len(), 3, "punycode, user name and plain http");
+        // What is opened is the parsed URL, not the raw text.
+        let spaced = openable(" https://h.example/a\tb").unwrap();
+        assert_eq!(spaced.url, "https://h.example/ab");
         let escaped = openable("https://h.example/\x1b[2J").unwrap();
         assert!(!escaped.shown.contains("\x1b[2J"));
         let n = PrimitiveSchema::Number(Default::default());

@@ -65,7 +65,9 @@ impl Authorizer for Loopback {
                 "tessera: sign in at\n  {}",
                 crate::shown::line(authorization_url)
             );
-            open_browser(browser.as_deref(), authorization_url);
+            if !crate::browser::open(authorization_url) {
+                eprintln!("tessera: (no browser could be opened; open the URL above yourself)");
+            }
             let listener = self.listener.lock().await;
             let state = query_param(authorization_url, "state").unwrap_or_default();
             let limit = sign_in_timeout();
@@ -75,30 +77,6 @@ impl Authorizer for Loopback {
                     ClientError::Auth(format!("no sign-in within {} s", limit.as_secs()))
                 })?
         })
-    }
-}
-
-/// Opens `url` with `$BROWSER`, else the platform's opener; silently does nothing without one.
-fn open_browser(browser: Option<&str>, url: &str) {
-    let opener = browser.map(str::to_owned).unwrap_or_else(|| {
-        if cfg!(target_os = "macos") {
-            "open"
-        } else {
-            "xdg-open"
-        }
-        .to_owned()
-    });
-    let mut words = opener.split_whitespace();
-    let Some(program) = words.next() else { return };
-    let started = std::process::Command::new(program)
-        .args(words)
-        .arg(url)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn();
-    if started.is_err() {
-        eprintln!("tessera: (no browser could be opened; open the URL above yourself)");
     }
 }
 

@@ -60,6 +60,7 @@ fn hostile() -> McpServer {
         .tool(
             ToolDef::new("forever", |ctx: Context, _: Value| async move {
                 ctx.begin_task()?;
+                let _noted = NotedWhenDropped;
                 std::future::pending::<()>().await;
                 Ok::<_, HandlerError>("never")
             })
@@ -83,6 +84,17 @@ fn hostile() -> McpServer {
         )
         .build()
         .unwrap()
+}
+
+/// Set once the `forever` task's handler is dropped: the task was cancelled.
+static FOREVER_CANCELLED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+struct NotedWhenDropped;
+
+impl Drop for NotedWhenDropped {
+    fn drop(&mut self) {
+        FOREVER_CANCELLED.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 fn codec() -> tessera_state::RequestStateCodec {
@@ -194,13 +206,24 @@ fn descriptions_results_progress_and_errors_are_shown_escaped() {
     assert_no_escapes(&refused);
 }
 
-/// Finding 5: A task that never ends is followed for `--task-wait`, then cancelled: exit 6.
+/// Finding 5: A task that never ends is followed for `--task-wait`, then
+/// cancelled (the server drops its handler): exit 6.
 #[test]
 fn a_task_that_never_ends_is_given_up_with_its_own_exit_status() {
     let run = tessera(&["call", url(), "forever", "--task-wait", "2"]);
     assert_eq!(run.code, 6, "{}", run.out);
     assert!(run.out.contains("did not finish within 2 s"), "{}", run.out);
+    assert!(
+        run.took >= Duration::from_secs(2),
+        "followed for the whole wait: {:?}",
+        run.took
+    );
     assert!(run.took < Duration::from_secs(8), "{:?}", run.took);
+    let cancelled = (0..40).any(|_| {
+        std::thread::sleep(Duration::from_millis(50));
+        FOREVER_CANCELLED.load(std::sync::atomic::Ordering::SeqCst)
+    });
+    assert!(cancelled, "the CLI cancelled the task before exiting");
 }
 
 /// Finding 5: A task that keeps asking is answered at most `--max-rounds` times: exit 6, naming the keys.
@@ -265,7 +288,7 @@ impl Drop for FakeOpener {
 
 fn pty(args: &[&str], path: Option<&str>) -> rexpect::session::PtySession {
     let mut cmd = Command::new(TESSERA);
-    cmd.args(args).env("TERM", "xterm");
+    cmd.args(args).env("TERM", "xterm").env_remove("BROWSER");
     if let Some(path) = path {
         cmd.env("PATH", path);
     }

@@ -80,7 +80,7 @@ async fn resource_metadata_on_another_origin_is_not_fetched() {
         .unwrap();
     let refused = client.list_tools().await.unwrap_err().to_string();
     assert!(
-        refused.contains("on another origin and was not fetched"),
+        refused.contains("is not on the server's origin and was not fetched"),
         "{refused}"
     );
     assert!(refused.contains(&elsewhere), "{refused}");

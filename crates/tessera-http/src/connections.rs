@@ -4,28 +4,44 @@
 //! At the cap the newcomer is not the one refused: the connection that has
 //! made the least progress is closed in its place — first one that never
 //! completed a request head, the longest waiting; then a request whose body
-//! stalls, the longest without a byte; then an idle keep-alive connection,
-//! the longest idle; then the oldest listen stream of the client holding the
-//! most. A connection
-//! serving a request (a handler running, an answer being written) never gives
-//! way; when every connection is one, the newcomer is shed.
+//! stalls (past a short grace, arriving slower than [`MIN_UPLOAD_RATE`]), the
+//! slowest; then an idle keep-alive connection, the longest idle; then the
+//! oldest listen stream of the client holding the most. A connection serving
+//! a request (a handler running, an answer being written, a body arriving at
+//! a fair rate) never gives way; when every connection is one, the newcomer is
+//! shed.
 //!
 //! The slot types are runtime-free (the endpoint reads a slot from the
 //! request's extensions on any host); only `serve` creates them.
 
+use std::cmp::Reverse;
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
 
 use futures_channel::oneshot;
 use tessera_protocol::clock::Instant;
 
+/// How long a body is given before its rate is judged.
+pub(crate) const UPLOAD_GRACE: Duration = Duration::from_millis(250);
+
+/// Below this rate (bytes a second since its head arrived) a body counts as
+/// stalled: holding a slot then costs an attacker a kilobyte a second per slot.
+pub(crate) const MIN_UPLOAD_RATE: u64 = 1024;
+
 /// The open connections, by number.
-#[derive(Default)]
 pub(crate) struct Connections {
     open: Mutex<HashMap<u64, Arc<Slot>>>,
     next: AtomicU64,
+    grace: Duration,
+}
+
+impl Default for Connections {
+    fn default() -> Self {
+        Self::with_grace(UPLOAD_GRACE)
+    }
 }
 
 /// One open connection, as the endpoint sees it in a request's extensions.
@@ -45,6 +61,9 @@ struct SlotState {
     requests: u32,
     /// Request bodies being received.
     uploading: u32,
+    /// When the latest request's head arrived, and the body bytes since.
+    began: Instant,
+    body_bytes: u64,
     /// Requests answered on this connection.
     answered: u64,
     /// The client whose listen stream this connection carries.
@@ -64,20 +83,36 @@ enum Yield {
     Listening,
 }
 
+/// The order in which connections give way: reason, then (listen streams)
+/// the client holding the most, then (bodies) the slowest, then the oldest.
+type Rank = (Yield, Reverse<usize>, u64, Instant);
+
 impl Connections {
+    /// Connections whose bodies are judged after `grace`.
+    pub(crate) fn with_grace(grace: Duration) -> Self {
+        Self {
+            open: Mutex::default(),
+            next: AtomicU64::new(0),
+            grace,
+        }
+    }
+
     /// Records a new connection from `peer`; the receiver fires when it must close.
     pub(crate) fn open(&self, peer: IpAddr) -> (ConnectionSlot, oneshot::Receiver<()>) {
         let (tx, rx) = oneshot::channel();
         let number = self.next.fetch_add(1, Ordering::Relaxed);
+        let now = Instant::now();
         let slot = Arc::new(Slot {
             number,
             peer,
             state: Mutex::new(SlotState {
                 requests: 0,
                 uploading: 0,
+                began: now,
+                body_bytes: 0,
                 answered: 0,
                 listening: None,
-                since: Instant::now(),
+                since: now,
                 evicted: false,
             }),
             close: Mutex::new(Some(tx)),
@@ -98,6 +133,34 @@ impl Connections {
     /// Closes the connection that made the least progress, if one may give
     /// way; says whether one did.
     pub(crate) fn evict_one(&self) -> bool {
+        // A connection may have begun a request since it was chosen: choose
+        // again then (a few times; each retry means a connection progressed).
+        for _ in 0..4 {
+            let Some((why, slot)) = self.least_progress() else {
+                return false;
+            };
+            let mut state = slot.state();
+            if state.evicted || state.yields(self.grace) != Some(why) {
+                continue;
+            }
+            state.evicted = true;
+            drop(state);
+            tracing::debug!(?why, peer = %slot.peer, "at the connection cap: closing the connection that made the least progress");
+            if let Some(close) = slot
+                .close
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take()
+            {
+                let _ = close.send(());
+            }
+            return true;
+        }
+        false
+    }
+
+    /// The connection that made the least progress, and why it may give way.
+    fn least_progress(&self) -> Option<(Yield, Arc<Slot>)> {
         let open = self.lock();
         let mut listeners: HashMap<Arc<str>, usize> = HashMap::new();
         let mut candidates = Vec::new();
@@ -106,49 +169,62 @@ impl Connections {
             if state.evicted {
                 continue;
             }
-            let why = if state.requests == 0 && state.answered == 0 {
-                Yield::NoHeadYet
-            } else if state.uploading > 0 {
-                Yield::StalledBody
-            } else if state.requests == 0 {
-                Yield::IdleKeepAlive
-            } else if let Some(client) = &state.listening {
-                *listeners.entry(Arc::clone(client)).or_default() += 1;
-                Yield::Listening
-            } else {
+            let Some(why) = state.yields(self.grace) else {
                 continue;
             };
-            candidates.push((why, state.listening.clone(), state.since, Arc::clone(slot)));
+            if let (Yield::Listening, Some(client)) = (why, &state.listening) {
+                *listeners.entry(Arc::clone(client)).or_default() += 1;
+            }
+            let rate = if why == Yield::StalledBody {
+                state.rate()
+            } else {
+                0
+            };
+            candidates.push((
+                why,
+                state.listening.clone(),
+                rate,
+                state.since,
+                Arc::clone(slot),
+            ));
         }
         drop(open);
-        // Among listen streams, the client holding the most goes first.
         let held = |client: &Option<Arc<str>>| {
             client
                 .as_ref()
                 .map_or(0, |c| listeners.get(c).copied().unwrap_or(0))
         };
-        let victim = candidates
+        candidates
             .into_iter()
-            .min_by(|a, b| {
-                a.0.cmp(&b.0)
-                    .then_with(|| held(&b.1).cmp(&held(&a.1)))
-                    .then_with(|| a.2.cmp(&b.2))
+            .min_by_key(|(why, client, rate, since, _)| -> Rank {
+                (*why, Reverse(held(client)), *rate, *since)
             })
-            .map(|(why, _, _, slot)| (why, slot));
-        let Some((why, slot)) = victim else {
-            return false;
-        };
-        slot.state().evicted = true;
-        tracing::debug!(?why, peer = %slot.peer, "at the connection cap: closing the connection that made the least progress");
-        if let Some(close) = slot
-            .close
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take()
-        {
-            let _ = close.send(());
+            .map(|(why, _, _, _, slot)| (why, slot))
+    }
+}
+
+impl SlotState {
+    /// Why this connection may give way at the cap; `None` while it serves a
+    /// request (or receives a body at a fair rate).
+    fn yields(&self, grace: Duration) -> Option<Yield> {
+        if self.requests == 0 && self.answered == 0 {
+            Some(Yield::NoHeadYet)
+        } else if self.uploading > 0 {
+            let stalled = self.began.elapsed() >= grace && self.rate() < MIN_UPLOAD_RATE;
+            stalled.then_some(Yield::StalledBody)
+        } else if self.requests == 0 {
+            Some(Yield::IdleKeepAlive)
+        } else if self.listening.is_some() {
+            Some(Yield::Listening)
+        } else {
+            None
         }
-        true
+    }
+
+    /// Body bytes a second since the latest head arrived.
+    fn rate(&self) -> u64 {
+        let secs = self.began.elapsed().as_secs_f64().max(1e-3);
+        (self.body_bytes as f64 / secs) as u64
     }
 }
 
@@ -167,9 +243,12 @@ impl ConnectionSlot {
     /// A request began: its head arrived and its body is being received.
     pub(crate) fn request_began(&self) -> (RequestOnSlot, BodyOnSlot) {
         let mut state = self.0.state();
+        let now = Instant::now();
         state.requests += 1;
         state.uploading += 1;
-        state.since = Instant::now();
+        state.began = now;
+        state.body_bytes = 0;
+        state.since = now;
         (RequestOnSlot(self.clone()), BodyOnSlot(Some(self.clone())))
     }
 
@@ -188,10 +267,12 @@ pub(crate) struct RequestOnSlot(ConnectionSlot);
 pub(crate) struct BodyOnSlot(Option<ConnectionSlot>);
 
 impl BodyOnSlot {
-    /// A part of the body arrived.
-    pub(crate) fn progressed(&self) {
+    /// `bytes` of the body arrived.
+    pub(crate) fn progressed(&self, bytes: usize) {
         if let Some(slot) = &self.0 {
-            slot.0.state().since = Instant::now();
+            let mut state = slot.0.state();
+            state.body_bytes = state.body_bytes.saturating_add(bytes as u64);
+            state.since = Instant::now();
         }
     }
 
@@ -233,7 +314,7 @@ mod tests {
 
     #[test]
     fn a_connection_serving_a_request_never_gives_way() {
-        let connections = Connections::default();
+        let connections = Connections::with_grace(Duration::ZERO);
         let (slot, _rx) = connections.open(peer(1));
         let (request, body) = slot.request_began();
         drop(body);
@@ -245,7 +326,7 @@ mod tests {
 
     #[test]
     fn no_head_goes_before_a_stalled_body_before_idle_before_a_listen_stream() {
-        let connections = Connections::default();
+        let connections = Connections::with_grace(Duration::ZERO);
         let (listen, mut listen_rx) = connections.open(peer(1));
         let (_listening, _) = listen.request_began();
         listen.listening("address 127.0.0.1".into());
@@ -267,8 +348,36 @@ mod tests {
     }
 
     #[test]
+    fn a_body_arriving_at_a_fair_rate_is_not_stalled_and_the_slowest_goes_first() {
+        let connections = Connections::with_grace(Duration::ZERO);
+        let (fast, mut fast_rx) = connections.open(peer(1));
+        let (_f, fast_body) = fast.request_began();
+        fast_body.progressed(1 << 30);
+        let (slow, mut slow_rx) = connections.open(peer(2));
+        let (_s, slow_body) = slow.request_began();
+        slow_body.progressed(1);
+        let (still, mut still_rx) = connections.open(peer(3));
+        let _still = still.request_began();
+        assert!(connections.evict_one());
+        assert_eq!(
+            still_rx.try_recv(),
+            Ok(Some(())),
+            "no byte at all goes first"
+        );
+        assert!(connections.evict_one());
+        assert_eq!(slow_rx.try_recv(), Ok(Some(())));
+        assert!(!connections.evict_one(), "a fast upload is progress");
+        assert_eq!(fast_rx.try_recv(), Ok(None));
+        // Within the grace no body is judged.
+        let patient = Connections::with_grace(Duration::from_secs(60));
+        let (fresh, _rx) = patient.open(peer(4));
+        let _fresh = fresh.request_began();
+        assert!(!patient.evict_one());
+    }
+
+    #[test]
     fn the_client_holding_the_most_listen_streams_loses_its_oldest() {
-        let connections = Connections::default();
+        let connections = Connections::with_grace(Duration::ZERO);
         let stream = |client: &str| {
             let (slot, rx) = connections.open(peer(1));
             let (request, _) = slot.request_began();

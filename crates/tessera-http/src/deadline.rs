@@ -60,12 +60,11 @@ mod timed {
             self
         }
 
-        fn report(&mut self, ended: bool) {
+        fn report(&mut self, bytes: usize, ended: bool) {
             if let Some(progress) = &mut self.progress {
+                progress.progressed(bytes);
                 if ended {
                     progress.done();
-                } else {
-                    progress.progressed();
                 }
             }
         }
@@ -84,13 +83,17 @@ mod timed {
         ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
             let this = self.get_mut();
             if let Poll::Ready(frame) = Pin::new(&mut this.inner).poll_frame(cx) {
+                let bytes = match &frame {
+                    Some(Ok(f)) => f.data_ref().map_or(0, Bytes::len),
+                    _ => 0,
+                };
                 let ended = !matches!(frame, Some(Ok(_))) || this.inner.is_end_stream();
-                this.report(ended);
+                this.report(bytes, ended);
                 return Poll::Ready(frame.map(|f| f.map_err(DeadlineError::Body)));
             }
             match this.deadline.as_mut().poll(cx) {
                 Poll::Ready(()) => {
-                    this.report(true);
+                    this.report(0, true);
                     Poll::Ready(Some(Err(DeadlineError::Timeout(BodyReadTimeout(
                         this.after,
                     )))))

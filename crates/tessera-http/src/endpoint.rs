@@ -6,14 +6,13 @@ use bytes::Bytes;
 use http::request::Parts;
 use http::{HeaderValue, Method, Response, StatusCode, header};
 use serde_json::Value;
-use tessera_protocol::{INVALID_REQUEST, RequestId, STATELESS_PROTOCOL_VERSIONS, TRANSPORT_ERROR};
+use tessera_protocol::{
+    INVALID_REQUEST, RequestId, STATELESS_PROTOCOL_VERSIONS, SUBSCRIPTIONS_LISTEN, TRANSPORT_ERROR,
+};
 use tessera_server::intake::{self, Message, Request, RequestEra};
 use tessera_server::{McpServer, RequestFacts};
 
 use crate::headers::{McpHeaders, check_method_and_name};
-
-/// The method whose stream lives until the client or the server ends it.
-const SUBSCRIPTIONS_LISTEN: &str = "subscriptions/listen";
 use crate::host::{host_allowed, origin_allowed};
 use crate::intake::{Budget, LARGE_BODY};
 use crate::reject::{self, status_for};
@@ -344,7 +343,7 @@ impl McpEndpoint {
                 self.options.listen_streams_per_client,
             ) {
                 Ok(counted) => counted,
-                Err(refused) => return refused.response(),
+                Err(refused) => return refused.response(Some(request.id.clone())),
             };
             return self
                 .dispatch_with(request, facts, |server, request, facts| async move {

@@ -86,16 +86,16 @@ impl Drop for OpenStream {
 pub(crate) struct TooManyStreams(usize);
 
 impl TooManyStreams {
-    /// 429 with `Retry-After`, saying why.
-    pub(crate) fn response(self) -> Response<McpBody> {
-        too_many(self.0)
+    /// 429 with `Retry-After`, saying why (to request `id`, when there is one).
+    pub(crate) fn response(self, id: Option<tessera_protocol::RequestId>) -> Response<McpBody> {
+        too_many(self.0, id)
     }
 }
 
-fn too_many(most: usize) -> Response<McpBody> {
+fn too_many(most: usize, id: Option<tessera_protocol::RequestId>) -> Response<McpBody> {
     let mut response = crate::reject::error(
         StatusCode::TOO_MANY_REQUESTS,
-        None,
+        id,
         tessera_protocol::TRANSPORT_ERROR,
         format!(
             "Too Many Requests: this client already holds {most} open listen streams, as many as one client may; close one first"

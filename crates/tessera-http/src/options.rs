@@ -265,6 +265,9 @@ impl EndpointOptions {
     /// Long-lived streams (`subscriptions/listen`, a session's GET stream)
     /// one client may hold open at once (default 16); a client is its
     /// principal, or its address when anonymous. More are refused with 429.
+    /// Anonymous callers are told apart by address only when served by
+    /// [`serve`](crate::serve): an endpoint mounted elsewhere bounds
+    /// authenticated callers only.
     ///
     /// ```
     /// let options = tessera_http::EndpointOptions::default().listen_streams_per_client(4);
@@ -277,7 +280,9 @@ impl EndpointOptions {
 
     /// How long an event stream may stay silent before it writes a
     /// keep-alive comment (default 15 s; `None`: never), so proxies keep it
-    /// and a peer that is gone is noticed when the write fails.
+    /// and a peer that is gone is noticed when the write fails. Timed on the
+    /// [`task_runtime`](Self::task_runtime): without one (Workers), no
+    /// keep-alives are written.
     pub fn keep_alive(mut self, every: Option<std::time::Duration>) -> Self {
         self.keep_alive = every.filter(|d| !d.is_zero());
         self

@@ -86,10 +86,12 @@ impl ServeOptions {
 
     /// Most connections held at once (default: the process's descriptor
     /// limit less 64). A connection arriving at the cap takes the place of
-    /// the one that made the least progress (waiting for a request head the
-    /// longest, then a stalled body, then the oldest listen stream of the
-    /// client holding the most); when every connection is serving a request,
-    /// the newcomer is closed at once (shed).
+    /// the one that made the least progress: one that never sent a whole
+    /// request head (the longest waiting), then a body arriving slower than a
+    /// kilobyte a second (the slowest), then an idle keep-alive connection
+    /// (the longest idle), then the oldest listen stream of the client
+    /// holding the most. When every connection is serving a request, the
+    /// newcomer is closed at once (shed).
     pub fn max_connections(mut self, n: usize) -> Self {
         self.max_connections = Some(n.max(1));
         self

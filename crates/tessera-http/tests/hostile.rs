@@ -424,7 +424,8 @@ async fn connections_past_the_cap_replace_stalled_ones_and_established_ones_are_
             .unwrap();
         stalled.push(s);
     }
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // Past the grace a body gets before its rate is judged.
+    tokio::time::sleep(Duration::from_millis(300)).await;
     // A fifth connection is served; the oldest stalled upload gave way.
     let b = body(9, "tools/call", json!({"name": "echo", "arguments": {}}));
     let mut fifth = TcpStream::connect(addr).await.unwrap();

@@ -1,5 +1,8 @@
 //! `subscriptions/listen` and its acknowledgement.
 
+/// The method of a subscription: its response stream lives until the client or the server ends it.
+pub const SUBSCRIPTIONS_LISTEN: &str = "subscriptions/listen";
+
 use serde::{Deserialize, Serialize};
 
 use crate::{Implementation, JsonObject, NotificationMeta, RequestId, RequestMeta};

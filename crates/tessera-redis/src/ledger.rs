@@ -12,7 +12,9 @@ use tessera_state::{LedgerError, LedgerFuture, TicketLedger};
 /// redemption writes its own random attempt id, and one that failed takes its
 /// key back — deleting it only if it still holds that attempt, sent on the
 /// same connection after the `SET` so Redis runs it after — retrying the
-/// release a few times, within a few seconds.
+/// release a few times, within a few seconds. (Should the connection drop
+/// between the two, a `SET` still in flight on the old one could land after
+/// the release; the retry is then refused as a replay, as before.)
 #[derive(Clone)]
 pub struct RedisLedger {
     conn: ConnectionManager,

@@ -302,12 +302,31 @@ impl TaskEntry {
         }
     }
 
-    /// Ends the task with a JSON-RPC error.
+    /// Ends the task with a JSON-RPC error, kept under the same bounds as a
+    /// result (an error too large to keep is replaced by one saying so).
     pub(crate) fn fail(&self, error: ErrorObject) {
-        self.set(TaskStatus::Failed, |s| {
+        let bytes = serde_json::to_vec(&error).map_or(usize::MAX, |b| b.len());
+        let (budget, held) = &self.result_bytes;
+        let kept = if bytes > MAX_TASK_RESULT_BYTES {
+            Err(format!(
+                "the task failed with an error of {bytes} bytes; a task keeps at most {MAX_TASK_RESULT_BYTES} bytes"
+            ))
+        } else {
+            budget.reserve(&self.principal, bytes)
+        };
+        let (error, reserved) = match kept {
+            Ok(()) => (error, bytes),
+            Err(message) => (ErrorObject::new(error.code, message), 0),
+        };
+        let ended = self.set(TaskStatus::Failed, |s| {
             s.message = Some(error.message.clone());
             s.error = Some(error);
         });
+        if ended {
+            held.store(reserved, std::sync::atomic::Ordering::Relaxed);
+        } else {
+            budget.release(&self.principal, reserved);
+        }
     }
 
     /// Cancels the task (nothing happens to one that already ended) and stops its driver.
@@ -460,6 +479,18 @@ mod tests {
         let (id, task) = store.create(Some("mallory")).unwrap();
         task.complete(big());
         assert_eq!(task.view(&id, &store).status, TaskStatus::Completed);
+    }
+
+    #[test]
+    fn an_error_too_large_to_keep_is_replaced_by_one_saying_so() {
+        let store = TaskStore::new(DEFAULT_TASK_TTL, DEFAULT_POLL_INTERVAL);
+        let (id, task) = store.create(None).unwrap();
+        task.fail(ErrorObject::new(-32603, "x".repeat(MAX_TASK_RESULT_BYTES)));
+        let view = task.view(&id, &store);
+        assert_eq!(view.status, TaskStatus::Failed);
+        let error = view.error.unwrap();
+        assert!(error.message.len() < 200, "{}", error.message.len());
+        assert!(error.message.contains("keeps at most"));
     }
 
     #[test]

@@ -271,7 +271,7 @@ async fn start(
         return;
     }
     let task_shared = Arc::clone(shared);
-    let listen = request.method == "subscriptions/listen";
+    let listen = request.method == tessera_protocol::SUBSCRIPTIONS_LISTEN;
     let handle = tasks.spawn(async move {
         if let Some(bytes) = serve_request(&task_shared, request, facts, legacy).await {
             task_shared.outbox.send(bytes).await;

@@ -28,7 +28,7 @@ impl McpClient {
         params.insert("notifications".into(), json!(filter));
         let body = json!(JsonRpcRequest::new(
             RequestId::from(id),
-            "subscriptions/listen",
+            tessera_protocol::SUBSCRIPTIONS_LISTEN,
             Some(&params)
         ));
         let (tx, events) = tokio::sync::mpsc::unbounded_channel();
@@ -55,7 +55,7 @@ impl McpClient {
                     });
                     let mirrored = Mirrored {
                         version: &version,
-                        method: "subscriptions/listen",
+                        method: tessera_protocol::SUBSCRIPTIONS_LISTEN,
                         name: None,
                         params: Vec::new(),
                         open_ended: true,

@@ -47,6 +47,14 @@ impl McpClient {
         }
     }
 
+    /// Cancels a task the client stopped following, waiting for the
+    /// cancellation to go out (a runtime ending right after would drop a
+    /// spawned one), and says why it gave up.
+    async fn give_up(&self, task: String, why: String) -> ClientError {
+        self.cancel_request(task.clone()).await;
+        ClientError::TaskUnfinished { task, why }
+    }
+
     /// Follows a tool call that went on as a task: polls `tasks/get` at the
     /// server's interval (at least [`MIN_POLL_INTERVAL`] apart), answers its
     /// input requests with `tasks/update` (at most `max_rounds` rounds), and
@@ -60,22 +68,31 @@ impl McpClient {
             id: Some(id.clone()),
         };
         let mut interval = created.task.poll_interval_ms;
-        let until = tokio::time::Instant::now() + self.task_wait;
+        // No deadline at all for a wait too long to add to the clock.
+        let until = tokio::time::Instant::now().checked_add(self.task_wait);
         let mut rounds = 0;
         let mut answered = false;
         loop {
             // Right after answers, look again soon; else at the server's pace, within bounds.
-            let wait = if std::mem::take(&mut answered) {
+            let mut wait = if std::mem::take(&mut answered) {
                 MIN_POLL_INTERVAL
             } else {
                 Duration::from_millis(interval.unwrap_or(1000))
                     .clamp(MIN_POLL_INTERVAL, MAX_POLL_INTERVAL)
             };
-            if tokio::time::Instant::now() + wait > until {
-                return Err(ClientError::TaskUnfinished {
-                    task: id,
-                    why: format!("did not finish within {} s", self.task_wait.as_secs_f64()),
-                });
+            if let Some(until) = until {
+                let left = until.saturating_duration_since(tokio::time::Instant::now());
+                if left.is_zero() {
+                    guard.id = None;
+                    return Err(self
+                        .give_up(
+                            id,
+                            format!("did not finish within {} s", self.task_wait.as_secs_f64()),
+                        )
+                        .await);
+                }
+                // The last poll comes when the wait ends, not a whole interval before.
+                wait = wait.min(left);
             }
             tokio::time::sleep(wait).await;
             let mut params = JsonObject::new();
@@ -94,14 +111,17 @@ impl McpClient {
                     }
                     rounds += 1;
                     if rounds > self.max_rounds {
-                        return Err(ClientError::TaskUnfinished {
-                            task: id,
-                            why: format!(
-                                "still asked for input ({}) after {} rounds",
-                                asked.keys().cloned().collect::<Vec<_>>().join(", "),
-                                self.max_rounds
-                            ),
-                        });
+                        guard.id = None;
+                        let keys = asked.keys().cloned().collect::<Vec<_>>().join(", ");
+                        return Err(self
+                            .give_up(
+                                id,
+                                format!(
+                                    "still asked for input ({keys}) after {} rounds",
+                                    self.max_rounds
+                                ),
+                            )
+                            .await);
                     }
                     let answers = self.answer(&asked).await?;
                     let mut params = JsonObject::new();

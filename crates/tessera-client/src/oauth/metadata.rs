@@ -98,9 +98,11 @@ async fn get_json(http: &reqwest::Client, url: &str) -> Result<Option<Value>, Cl
 /// The server's Protected Resource Metadata: at `hinted` (the challenge's
 /// `resource_metadata`) when given on the server's own origin, else at the
 /// path-suffixed well-known URI, then the root one. A hint on another origin
-/// is not fetched: a server could otherwise make the client send requests
-/// anywhere (an internal address) before anyone was asked; the metadata must
-/// name this server's origin anyway. The `resource` must name this server:
+/// (or one that is not an absolute URL) is not fetched: the server's own
+/// challenge would otherwise pick a first request to any address, an internal
+/// one included, before anyone was asked; the metadata must name this
+/// server's origin anyway. (The authorization server it names is fetched
+/// next, as the authorization spec requires.) The `resource` must name this server:
 /// the same origin, a path that is a prefix of the server's (else it is
 /// refused, never used).
 pub(crate) async fn protected_resource(
@@ -143,7 +145,9 @@ pub(crate) async fn protected_resource(
     }
     let not_fetched = ignored
         .map(|url| {
-            format!("; its resource_metadata {url:?} is on another origin and was not fetched")
+            format!(
+                "; its resource_metadata {url:?} is not on the server's origin and was not fetched"
+            )
         })
         .unwrap_or_default();
     Err(auth_error(format!(

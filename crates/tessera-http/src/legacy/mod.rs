@@ -366,7 +366,7 @@ impl McpEndpoint {
             self.options().listen_streams_per_client,
         ) {
             Ok(counted) => counted,
-            Err(refused) => return refused.response(),
+            Err(refused) => return refused.response(None),
         };
         let server = Arc::clone(&self.server);
         let subscriptions = Arc::clone(remembered);

@@ -130,7 +130,7 @@ impl McpServer {
             // Per-request serving keeps no session to store a level in; log
             // notifications reach legacy clients only through SSE, which they do not get here.
             ("ping" | "logging/setLevel", true) => Ok(value(json!({}))),
-            ("subscriptions/listen", false) => self.listen(params, incoming).await,
+            (tessera_protocol::SUBSCRIPTIONS_LISTEN, false) => self.listen(params, incoming).await,
             ("tools/list", _) => self.list_tools(params.as_ref()).map(value),
             ("tools/call", _) => self.call_tool(params, incoming).await,
             ("prompts/list", _) if !self.prompts.is_empty() => {
