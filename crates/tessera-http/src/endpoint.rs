@@ -167,19 +167,29 @@ impl McpEndpoint {
     /// Runs the authentication hook on the head (before any body is read):
     /// who is calling, or the 401 to send.
     pub(crate) async fn authenticate(&self, head: &Parts) -> Result<Caller, Response<McpBody>> {
+        let peer = head
+            .extensions
+            .get::<crate::connections::ConnectionSlot>()
+            .map(crate::connections::ConnectionSlot::peer);
+        let anonymous = Caller {
+            peer,
+            ..Caller::default()
+        };
         let Some(auth) = &self.options.authenticate else {
-            return Ok(Caller::default());
+            return Ok(anonymous);
         };
         match auth.authenticate(head).await {
             AuthDecision::Principal(p) => Ok(Caller {
                 principal: Some(p),
                 auth: None,
+                peer,
             }),
             AuthDecision::Verified(info) => Ok(Caller {
                 principal: Some(info.principal()),
                 auth: Some(info),
+                peer,
             }),
-            AuthDecision::Anonymous => Ok(Caller::default()),
+            AuthDecision::Anonymous => Ok(anonymous),
             AuthDecision::Reject(reason) => {
                 let challenge = match self.options.resource_metadata_url() {
                     Some(url) => format!("Bearer resource_metadata=\"{url}\""),
@@ -627,6 +637,8 @@ fn unauthorized(reason: &str, challenge: &str) -> Response<McpBody> {
 pub(crate) struct Caller {
     principal: Option<String>,
     auth: Option<tessera_server::AuthInfo>,
+    /// The address the request came from, when served by `serve`.
+    peer: Option<std::net::IpAddr>,
 }
 
 impl Caller {
@@ -639,6 +651,7 @@ impl Caller {
             notifications: None,
             tasks: options.task_runtime.clone(),
             serves_initialize_era: options.legacy != Legacy::Reject,
+            peer: self.peer,
         }
     }
 }

@@ -47,11 +47,11 @@ impl ListenStreams {
         most: usize,
     ) -> Result<Option<OpenStream>, TooManyStreams> {
         let slot = head.extensions.get::<ConnectionSlot>();
-        let client: Arc<str> = match (principal, slot) {
-            (Some(p), _) => format!("principal {p}").into(),
-            (None, Some(slot)) => format!("address {}", slot.peer()).into(),
-            (None, None) => return Ok(None),
+        let Some(client) = tessera_server::caller_key(principal, slot.map(ConnectionSlot::peer))
+        else {
+            return Ok(None);
         };
+        let client: Arc<str> = client.into();
         {
             let mut open = self.lock();
             let count = open.entry(Arc::clone(&client)).or_default();

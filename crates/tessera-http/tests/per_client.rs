@@ -436,3 +436,45 @@ async fn a_huge_request_id_is_refused_before_any_stream_opens() {
         answer.len()
     );
 }
+
+/// Sends `request` from local address `from` (another loopback address) and reads to the close.
+async fn exchange_from(from: [u8; 4], addr: std::net::SocketAddr, request: &str) -> String {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind(std::net::SocketAddr::from((from, 0))).unwrap();
+    let mut stream = socket.connect(addr).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    read_to_close(&mut stream, Duration::from_secs(5))
+        .await
+        .expect("answered and closed within 5 s")
+}
+
+/// Finding 3: anonymous callers are told apart by address: one address
+/// holding its 64 unfinished tasks does not refuse another address's.
+#[tokio::test]
+async fn anonymous_callers_tasks_are_bounded_per_address() {
+    let addr = start_serving(
+        server(),
+        EndpointOptions::default(),
+        ServeOptions::default(),
+    )
+    .await;
+    let mut params = json!({"name": "slow-task", "arguments": {}});
+    params["_meta"] = support::meta(json!({"extensions": {"io.modelcontextprotocol/tasks": {}}}));
+    let b =
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}).to_string();
+    let request = format!(
+        "{}{b}",
+        head(addr, "tools/call", Some("slow-task"), b.len(), None)
+    );
+    for n in 0..tessera_server::MAX_LIVE_TASKS_PER_PRINCIPAL {
+        let started = exchange_from([127, 0, 0, 1], addr, &request).await;
+        assert!(started.contains("taskId"), "task {n}: {started}");
+    }
+    let refused = exchange_from([127, 0, 0, 1], addr, &request).await;
+    assert!(refused.starts_with("HTTP/1.1 503"), "{refused}");
+    let other = exchange_from([127, 0, 0, 2], addr, &request).await;
+    assert!(
+        other.contains("taskId"),
+        "another address is not refused: {other}"
+    );
+}

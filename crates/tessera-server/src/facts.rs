@@ -63,6 +63,28 @@ pub struct RequestFacts {
     /// Whether the transport also serves initialize-era clients, so that
     /// `server/discover` lists their revisions beside 2026-07-28.
     pub serves_initialize_era: bool,
+    /// The address the request came from, when the transport knows it: what
+    /// per-caller limits count anonymous callers by ([`RequestFacts::caller_key`]).
+    pub peer: Option<std::net::IpAddr>,
+}
+
+/// Who a per-caller limit counts against: the principal when authenticated,
+/// else the address the request came from; `None` when neither is known
+/// (such callers share one allowance).
+///
+/// ```
+/// use tessera_server::caller_key;
+/// let addr = "192.0.2.7".parse().ok();
+/// assert_eq!(caller_key(Some("alice"), addr).as_deref(), Some("principal alice"));
+/// assert_eq!(caller_key(None, addr).as_deref(), Some("address 192.0.2.7"));
+/// assert_eq!(caller_key(None, None), None);
+/// ```
+pub fn caller_key(principal: Option<&str>, peer: Option<std::net::IpAddr>) -> Option<String> {
+    match (principal, peer) {
+        (Some(p), _) => Some(format!("principal {p}")),
+        (None, Some(addr)) => Some(format!("address {addr}")),
+        (None, None) => None,
+    }
 }
 
 impl RequestFacts {
@@ -112,6 +134,17 @@ impl RequestFacts {
         self
     }
 
+    /// The same facts, from a request that came from `peer`.
+    pub fn with_peer(mut self, peer: std::net::IpAddr) -> Self {
+        self.peer = Some(peer);
+        self
+    }
+
+    /// Who this request's per-caller limits count against ([`caller_key`]).
+    pub fn caller_key(&self) -> Option<String> {
+        caller_key(self.principal.as_deref(), self.peer)
+    }
+
     /// The legacy version, when the request is initialize-era.
     pub fn legacy_version(&self) -> Option<&str> {
         match &self.era {
@@ -130,6 +163,7 @@ impl std::fmt::Debug for RequestFacts {
             .field("notifications", &self.notifications.is_some())
             .field("tasks", &self.tasks.is_some())
             .field("serves_initialize_era", &self.serves_initialize_era)
+            .field("peer", &self.peer)
             .finish()
     }
 }

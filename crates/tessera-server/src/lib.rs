@@ -75,7 +75,7 @@ pub use completion::{IntoCompletion, PartialArgument};
 pub use context::Context;
 pub use dispatch::Handled;
 pub use error::{RequestStateFailure, ServerError};
-pub use facts::{AuthInfo, Era, RequestFacts};
+pub use facts::{AuthInfo, Era, RequestFacts, caller_key};
 pub use form::{Form, FormChoice, FormValue};
 pub use handler_error::{HandlerError, NotFound, Result};
 pub use interrupt::Interrupt;

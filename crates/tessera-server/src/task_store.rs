@@ -26,18 +26,20 @@ pub const MAX_LIVE_TASKS: usize = 1024;
 /// Tasks kept at most, finished or not (past it the oldest finished one goes;
 /// with none finished, more are refused with 503 until some expire).
 pub const MAX_KEPT_TASKS: usize = 4 * MAX_LIVE_TASKS;
-/// Tasks not yet finished, at most, per principal (anonymous callers count as
-/// one): more are refused with 503, so one caller cannot take every slot.
+/// Tasks not yet finished, at most, per caller (its principal; an anonymous
+/// caller by its address when the transport knows it, else all anonymous
+/// callers together): more are refused with 503, so one caller cannot take
+/// every slot.
 pub const MAX_LIVE_TASKS_PER_PRINCIPAL: usize = 64;
-/// Tasks kept at most per principal, finished or not: past it the
-/// principal's oldest finished task goes.
+/// Tasks kept at most per caller, finished or not: past it the caller's
+/// oldest finished task goes.
 pub const MAX_KEPT_TASKS_PER_PRINCIPAL: usize = 256;
 /// The largest result a task keeps (its JSON, in bytes); a larger one ends
 /// the task `failed`, saying so.
 pub const MAX_TASK_RESULT_BYTES: usize = 4 * 1024 * 1024;
-/// The bytes of results one principal's kept tasks may hold together
-/// (anonymous callers count as one); a result past it ends its task `failed`,
-/// saying so, until older tasks expire.
+/// The bytes of results one caller's kept tasks may hold together (counted
+/// like [`MAX_LIVE_TASKS_PER_PRINCIPAL`]); a result past it ends its task
+/// `failed`, saying so, until older tasks expire.
 pub const MAX_KEPT_RESULT_BYTES_PER_PRINCIPAL: usize = 64 * 1024 * 1024;
 /// The bytes of results every kept task may hold together.
 pub const MAX_KEPT_RESULT_BYTES: usize = 512 * 1024 * 1024;
@@ -53,10 +55,10 @@ impl ResultBytes {
         self.kept.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Takes `bytes` for `principal`, or says which budget they would pass.
-    fn reserve(&self, principal: &Option<String>, bytes: usize) -> Result<(), String> {
+    /// Takes `bytes` for `caller`, or says which budget they would pass.
+    fn reserve(&self, caller: &Option<String>, bytes: usize) -> Result<(), String> {
         let mut kept = self.lock();
-        let mine = kept.1.get(principal).copied().unwrap_or(0);
+        let mine = kept.1.get(caller).copied().unwrap_or(0);
         if mine.saturating_add(bytes) > MAX_KEPT_RESULT_BYTES_PER_PRINCIPAL {
             return Err(format!(
                 "the results this caller's tasks keep would pass {MAX_KEPT_RESULT_BYTES_PER_PRINCIPAL} bytes; \
@@ -70,17 +72,17 @@ impl ResultBytes {
             ));
         }
         kept.0 += bytes;
-        *kept.1.entry(principal.clone()).or_default() += bytes;
+        *kept.1.entry(caller.clone()).or_default() += bytes;
         Ok(())
     }
 
-    fn release(&self, principal: &Option<String>, bytes: usize) {
+    fn release(&self, caller: &Option<String>, bytes: usize) {
         let mut kept = self.lock();
         kept.0 = kept.0.saturating_sub(bytes);
-        if let Some(mine) = kept.1.get_mut(principal) {
+        if let Some(mine) = kept.1.get_mut(caller) {
             *mine = mine.saturating_sub(bytes);
             if *mine == 0 {
-                kept.1.remove(principal);
+                kept.1.remove(caller);
             }
         }
     }
@@ -98,6 +100,8 @@ pub(crate) struct TaskStore {
 pub(crate) struct TaskEntry {
     /// Whose task it is: only the same principal (or anonymous caller) sees it.
     principal: Option<String>,
+    /// Whom its quotas count against ([`caller_key`](crate::caller_key)).
+    caller: Option<String>,
     created: SystemTime,
     state: Mutex<TaskState>,
     /// Where the bytes of its result are counted, and how many.
@@ -147,10 +151,12 @@ impl TaskStore {
         self.tasks.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// A new working task of `principal`; forgets expired tasks first.
+    /// A new working task of `principal`, counted against `caller`; forgets
+    /// expired tasks first.
     pub(crate) fn create(
         &self,
         principal: Option<&str>,
+        caller: Option<&str>,
     ) -> Result<(String, Arc<TaskEntry>), CreateRefused> {
         let now = SystemTime::now();
         let mut tasks = self.lock();
@@ -162,7 +168,7 @@ impl TaskStore {
             }
             keep
         });
-        let mine = |t: &TaskEntry| t.principal.as_deref() == principal;
+        let mine = |t: &TaskEntry| t.caller.as_deref() == caller;
         let live_mine = tasks
             .values()
             .filter(|t| mine(t) && !t.state().status.is_terminal())
@@ -186,6 +192,7 @@ impl TaskStore {
         let id = tessera_state::random_id().ok_or(CreateRefused::NoRandom)?;
         let entry = Arc::new(TaskEntry {
             principal: principal.map(str::to_owned),
+            caller: caller.map(str::to_owned),
             created: now,
             state: Mutex::new(TaskState {
                 status: TaskStatus::Working,
@@ -287,7 +294,7 @@ impl TaskEntry {
         if self.state().status.is_terminal() {
             return;
         }
-        if let Err(message) = budget.reserve(&self.principal, bytes) {
+        if let Err(message) = budget.reserve(&self.caller, bytes) {
             self.fail(ErrorObject::new(tessera_protocol::INTERNAL_ERROR, message));
             return;
         }
@@ -298,7 +305,7 @@ impl TaskEntry {
         if kept {
             held.store(bytes, std::sync::atomic::Ordering::Relaxed);
         } else {
-            budget.release(&self.principal, bytes);
+            budget.release(&self.caller, bytes);
         }
     }
 
@@ -312,7 +319,7 @@ impl TaskEntry {
                 "the task failed with an error of {bytes} bytes; a task keeps at most {MAX_TASK_RESULT_BYTES} bytes"
             ))
         } else {
-            budget.reserve(&self.principal, bytes)
+            budget.reserve(&self.caller, bytes)
         };
         let (error, reserved) = match kept {
             Ok(()) => (error, bytes),
@@ -325,7 +332,7 @@ impl TaskEntry {
         if ended {
             held.store(reserved, std::sync::atomic::Ordering::Relaxed);
         } else {
-            budget.release(&self.principal, reserved);
+            budget.release(&self.caller, reserved);
         }
     }
 
@@ -387,7 +394,7 @@ impl TaskEntry {
 impl Drop for TaskEntry {
     fn drop(&mut self) {
         let (budget, held) = &mut self.result_bytes;
-        budget.release(&self.principal, *held.get_mut());
+        budget.release(&self.caller, *held.get_mut());
     }
 }
 
@@ -398,7 +405,9 @@ mod tests {
     #[test]
     fn a_task_is_seen_only_by_its_principal_and_ends_once() {
         let store = TaskStore::new(DEFAULT_TASK_TTL, DEFAULT_POLL_INTERVAL);
-        let (id, task) = store.create(Some("alice")).unwrap();
+        let (id, task) = store
+            .create(Some("alice"), Some("principal alice"))
+            .unwrap();
         assert_eq!(id.len(), 32);
         assert!(store.get(&id, Some("alice")).is_some());
         assert!(store.get(&id, Some("bob")).is_none());
@@ -412,27 +421,44 @@ mod tests {
     fn one_caller_cannot_take_every_slot() {
         let store = TaskStore::new(DEFAULT_TASK_TTL, DEFAULT_POLL_INTERVAL);
         for _ in 0..MAX_LIVE_TASKS_PER_PRINCIPAL {
-            store.create(Some("mallory")).unwrap();
+            store
+                .create(Some("mallory"), Some("principal mallory"))
+                .unwrap();
         }
         assert!(matches!(
-            store.create(Some("mallory")),
+            store.create(Some("mallory"), Some("principal mallory")),
             Err(CreateRefused::CallersLimit)
         ));
-        assert!(store.create(Some("alice")).is_ok());
-        assert!(store.create(None).is_ok());
+        assert!(store.create(Some("alice"), Some("principal alice")).is_ok());
+        assert!(store.create(None, None).is_ok());
+        // Anonymous callers are counted by address.
+        for _ in 0..MAX_LIVE_TASKS_PER_PRINCIPAL {
+            store.create(None, Some("address 192.0.2.1")).unwrap();
+        }
+        assert!(matches!(
+            store.create(None, Some("address 192.0.2.1")),
+            Err(CreateRefused::CallersLimit)
+        ));
+        assert!(store.create(None, Some("address 192.0.2.2")).is_ok());
     }
 
     #[test]
     fn a_callers_oldest_finished_task_makes_room() {
         let store = TaskStore::new(DEFAULT_TASK_TTL, DEFAULT_POLL_INTERVAL);
-        let (first, task) = store.create(Some("alice")).unwrap();
+        let (first, task) = store
+            .create(Some("alice"), Some("principal alice"))
+            .unwrap();
         task.complete(serde_json::json!({"content": []}));
         for _ in 1..MAX_KEPT_TASKS_PER_PRINCIPAL {
-            let (_, t) = store.create(Some("alice")).unwrap();
+            let (_, t) = store
+                .create(Some("alice"), Some("principal alice"))
+                .unwrap();
             t.complete(serde_json::json!({"content": []}));
         }
         assert!(store.get(&first, Some("alice")).is_some());
-        store.create(Some("alice")).unwrap();
+        store
+            .create(Some("alice"), Some("principal alice"))
+            .unwrap();
         assert!(
             store.get(&first, Some("alice")).is_none(),
             "the oldest went"
@@ -442,7 +468,7 @@ mod tests {
     #[test]
     fn a_result_too_large_to_keep_fails_the_task() {
         let store = TaskStore::new(DEFAULT_TASK_TTL, DEFAULT_POLL_INTERVAL);
-        let (id, task) = store.create(None).unwrap();
+        let (id, task) = store.create(None, None).unwrap();
         task.complete(serde_json::json!({"text": "x".repeat(MAX_TASK_RESULT_BYTES)}));
         let view = task.view(&id, &store);
         assert_eq!(view.status, TaskStatus::Failed);
@@ -457,12 +483,16 @@ mod tests {
         let fits = MAX_KEPT_RESULT_BYTES_PER_PRINCIPAL / MAX_TASK_RESULT_BYTES;
         let mut first = None;
         for _ in 0..fits {
-            let (id, task) = store.create(Some("mallory")).unwrap();
+            let (id, task) = store
+                .create(Some("mallory"), Some("principal mallory"))
+                .unwrap();
             task.complete(big());
             assert_eq!(task.view(&id, &store).status, TaskStatus::Completed);
             first.get_or_insert(id);
         }
-        let (id, task) = store.create(Some("mallory")).unwrap();
+        let (id, task) = store
+            .create(Some("mallory"), Some("principal mallory"))
+            .unwrap();
         task.complete(big());
         let view = task.view(&id, &store);
         assert_eq!(view.status, TaskStatus::Failed);
@@ -472,11 +502,15 @@ mod tests {
                 .contains("this caller's tasks keep")
         );
         // Another caller is not refused, and a task forgotten frees its bytes.
-        let (id, task) = store.create(Some("alice")).unwrap();
+        let (id, task) = store
+            .create(Some("alice"), Some("principal alice"))
+            .unwrap();
         task.complete(big());
         assert_eq!(task.view(&id, &store).status, TaskStatus::Completed);
         store.lock().remove(&first.unwrap());
-        let (id, task) = store.create(Some("mallory")).unwrap();
+        let (id, task) = store
+            .create(Some("mallory"), Some("principal mallory"))
+            .unwrap();
         task.complete(big());
         assert_eq!(task.view(&id, &store).status, TaskStatus::Completed);
     }
@@ -484,7 +518,7 @@ mod tests {
     #[test]
     fn an_error_too_large_to_keep_is_replaced_by_one_saying_so() {
         let store = TaskStore::new(DEFAULT_TASK_TTL, DEFAULT_POLL_INTERVAL);
-        let (id, task) = store.create(None).unwrap();
+        let (id, task) = store.create(None, None).unwrap();
         task.fail(ErrorObject::new(-32603, "x".repeat(MAX_TASK_RESULT_BYTES)));
         let view = task.view(&id, &store);
         assert_eq!(view.status, TaskStatus::Failed);
@@ -496,7 +530,7 @@ mod tests {
     #[test]
     fn expired_tasks_are_gone() {
         let store = TaskStore::new(Duration::ZERO, DEFAULT_POLL_INTERVAL);
-        let (id, _) = store.create(None).unwrap();
+        let (id, _) = store.create(None, None).unwrap();
         assert!(store.get(&id, None).is_none());
     }
 }

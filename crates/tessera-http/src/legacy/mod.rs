@@ -185,7 +185,7 @@ impl McpEndpoint {
             let asker = StreamAsker {
                 questions,
                 session: opened.key,
-                principal: facts.principal.clone(),
+                caller: facts.caller_key(),
                 stream,
                 patience,
                 runtime: facts.tasks.clone(),

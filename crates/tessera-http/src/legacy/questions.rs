@@ -22,8 +22,9 @@ use tessera_server::{BoxFuture, NotificationSink, TaskRuntime};
 /// Questions one session may have open at once: 16.
 pub const MAX_QUESTIONS_PER_SESSION: usize = 16;
 
-/// Questions one authenticated principal may have open at once, across its
-/// sessions: 256 (so that one user cannot take the whole table).
+/// Questions one caller may have open at once, across its sessions: 256 (so
+/// that one user cannot take the whole table). A caller is its principal, or
+/// the address it connects from when anonymous (behind `serve`).
 pub const MAX_QUESTIONS_PER_PRINCIPAL: usize = 256;
 
 /// Questions open at once across every session of the endpoint: 10,000.
@@ -54,10 +55,10 @@ pub(crate) fn holder_of(id: &RequestId) -> Option<&str> {
 
 #[derive(Default)]
 struct Open {
-    /// Each question's answer channel, and the principal it counts against.
+    /// Each question's answer channel, and the caller it counts against.
     by_key: HashMap<(String, RequestId), (Answer, Option<String>)>,
     per_session: HashMap<String, usize>,
-    per_principal: HashMap<String, usize>,
+    per_caller: HashMap<String, usize>,
 }
 
 /// Counts one more under `key`.
@@ -100,12 +101,12 @@ impl Questions {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Opens a question for `session` (of `principal`, when authenticated):
+    /// Opens a question for `session` (counted against `caller`, when known):
     /// its id and where the answer arrives.
     fn open(
         &self,
         session: &str,
-        principal: Option<&str>,
+        caller: Option<&str>,
     ) -> Result<(RequestId, oneshot::Receiver<Result<Value, ErrorObject>>), PeerFailure> {
         let mut open = self.lock();
         if open.per_session.get(session).copied().unwrap_or(0) >= MAX_QUESTIONS_PER_SESSION {
@@ -113,8 +114,8 @@ impl Questions {
                 "this session already has {MAX_QUESTIONS_PER_SESSION} questions waiting for answers; answer or cancel one first"
             )));
         }
-        if let Some(p) = principal
-            && open.per_principal.get(p).copied().unwrap_or(0) >= MAX_QUESTIONS_PER_PRINCIPAL
+        if let Some(p) = caller
+            && open.per_caller.get(p).copied().unwrap_or(0) >= MAX_QUESTIONS_PER_PRINCIPAL
         {
             return Err(PeerFailure::Malformed(format!(
                 "your sessions already have {MAX_QUESTIONS_PER_PRINCIPAL} questions waiting for answers; answer or cancel some first"
@@ -133,11 +134,11 @@ impl Questions {
         let (tx, rx) = oneshot::channel();
         open.by_key.insert(
             (session.to_owned(), id.clone()),
-            (tx, principal.map(str::to_owned)),
+            (tx, caller.map(str::to_owned)),
         );
         count_up(&mut open.per_session, session);
-        if let Some(p) = principal {
-            count_up(&mut open.per_principal, p);
+        if let Some(p) = caller {
+            count_up(&mut open.per_caller, p);
         }
         Ok((id, rx))
     }
@@ -145,10 +146,10 @@ impl Questions {
     /// Takes the question off the table; `None` if it was not there.
     fn close(&self, session: &str, id: &RequestId) -> Option<Answer> {
         let mut open = self.lock();
-        let (answer, principal) = open.by_key.remove(&(session.to_owned(), id.clone()))?;
+        let (answer, caller) = open.by_key.remove(&(session.to_owned(), id.clone()))?;
         count_down(&mut open.per_session, session);
-        if let Some(p) = principal {
-            count_down(&mut open.per_principal, &p);
+        if let Some(p) = caller {
+            count_down(&mut open.per_caller, &p);
         }
         Some(answer)
     }
@@ -180,8 +181,8 @@ pub(crate) struct StreamAsker {
     pub(crate) questions: Arc<Questions>,
     /// The session's key ([`OpenedSession::key`](tessera_server::bridge::OpenedSession::key)).
     pub(crate) session: String,
-    /// The authenticated principal the questions count against.
-    pub(crate) principal: Option<String>,
+    /// The caller the questions count against ([`tessera_server::caller_key`]).
+    pub(crate) caller: Option<String>,
     /// The call's event stream.
     pub(crate) stream: NotificationSink,
     /// How long a person may take to answer one question.
@@ -198,9 +199,7 @@ impl Asker for StreamAsker {
         params: Value,
     ) -> BoxFuture<'a, Result<Value, PeerFailure>> {
         Box::pin(async move {
-            let (id, answer) = self
-                .questions
-                .open(&self.session, self.principal.as_deref())?;
+            let (id, answer) = self.questions.open(&self.session, self.caller.as_deref())?;
             let withdraw = Withdraw {
                 asker: self,
                 id: &id,

@@ -73,7 +73,7 @@ impl McpServer {
             });
         };
         let (id, entry) = store
-            .create(ctx.principal())
+            .create(ctx.principal(), ctx.inner.facts.caller_key().as_deref())
             .map_err(|refused| match refused {
                 CreateRefused::CallersLimit => ServerError::Unavailable {
                     message: format!(
