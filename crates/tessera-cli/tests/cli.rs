@@ -7,31 +7,21 @@ use std::sync::{Arc, OnceLock};
 
 const TESSERA: &str = env!("CARGO_BIN_EXE_tessera");
 
+mod support;
+
 /// One counter server for the whole test binary, on its own runtime thread.
 fn counter_url() -> &'static str {
     static URL: OnceLock<String> = OnceLock::new();
     URL.get_or_init(|| {
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let runtime = tokio::runtime::Runtime::new().unwrap();
-            runtime.block_on(async move {
-                let key =
-                    tessera_state::StateKey::from_secret_str("cli-tests-key-0123456789abcdef0123")
-                        .unwrap();
-                let codec = tessera_state::RequestStateCodec::new(
-                    tessera_state::KeyRing::new("k1", key).unwrap(),
-                );
-                let server = counter::counter_server(codec).unwrap();
-                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-                tx.send(format!("http://{}/mcp", listener.local_addr().unwrap()))
+        support::serve_on_thread(|| {
+            let key =
+                tessera_state::StateKey::from_secret_str("cli-tests-key-0123456789abcdef0123")
                     .unwrap();
-                let endpoint = tessera_http::McpEndpoint::new(Arc::new(server), Default::default());
-                tessera_http::serve(listener, endpoint, std::future::pending())
-                    .await
-                    .unwrap();
-            });
-        });
-        rx.recv().unwrap()
+            let codec = tessera_state::RequestStateCodec::new(
+                tessera_state::KeyRing::new("k1", key).unwrap(),
+            );
+            counter::counter_server(codec).unwrap()
+        })
     })
 }
 

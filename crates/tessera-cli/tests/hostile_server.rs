@@ -103,26 +103,12 @@ fn codec() -> tessera_state::RequestStateCodec {
     tessera_state::RequestStateCodec::new(tessera_state::KeyRing::new("k1", key).unwrap())
 }
 
+mod support;
+
 /// One hostile server for the whole test binary, on its own runtime thread.
 fn url() -> &'static str {
     static URL: OnceLock<String> = OnceLock::new();
-    URL.get_or_init(|| {
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let runtime = tokio::runtime::Runtime::new().unwrap();
-            runtime.block_on(async move {
-                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-                tx.send(format!("http://{}/mcp", listener.local_addr().unwrap()))
-                    .unwrap();
-                let endpoint =
-                    tessera_http::McpEndpoint::new(Arc::new(hostile()), Default::default());
-                tessera_http::serve(listener, endpoint, std::future::pending())
-                    .await
-                    .unwrap();
-            });
-        });
-        rx.recv().unwrap()
-    })
+    URL.get_or_init(|| support::serve_on_thread(hostile))
 }
 
 struct Run {

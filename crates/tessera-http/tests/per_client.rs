@@ -95,11 +95,19 @@ fn listen(addr: std::net::SocketAddr, token: Option<&str>) -> String {
 
 /// Sends `request` on a new connection and reads until the server closes it (within 5 s).
 async fn exchange(addr: std::net::SocketAddr, request: &str) -> String {
-    let mut stream = TcpStream::connect(addr).await.unwrap();
-    stream.write_all(request.as_bytes()).await.unwrap();
-    read_to_close(&mut stream, Duration::from_secs(5))
-        .await
-        .expect("answered and closed within 5 s")
+    exchange_from([127, 0, 0, 1], addr, request).await
+}
+
+/// A `tools/call` of `slow-task` declaring the tasks extension (with `token`, when given).
+fn start_task(addr: std::net::SocketAddr, token: Option<&str>) -> String {
+    let mut params = json!({"name": "slow-task", "arguments": {}});
+    params["_meta"] = support::meta(json!({"extensions": {"io.modelcontextprotocol/tasks": {}}}));
+    let b =
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}).to_string();
+    format!(
+        "{}{b}",
+        head(addr, "tools/call", Some("slow-task"), b.len(), token)
+    )
 }
 
 async fn read_to_close(stream: &mut TcpStream, limit: Duration) -> Option<String> {
@@ -344,15 +352,7 @@ async fn one_callers_tasks_do_not_refuse_another_callers() {
     )
     .await;
     let start_task = |token: &'static str| {
-        let mut params = json!({"name": "slow-task", "arguments": {}});
-        params["_meta"] =
-            support::meta(json!({"extensions": {"io.modelcontextprotocol/tasks": {}}}));
-        let b = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
-            .to_string();
-        let request = format!(
-            "{}{b}",
-            head(addr, "tools/call", Some("slow-task"), b.len(), Some(token))
-        );
+        let request = start_task(addr, Some(token));
         async move { exchange(addr, &request).await }
     };
     for n in 0..tessera_server::MAX_LIVE_TASKS_PER_PRINCIPAL {
@@ -458,14 +458,7 @@ async fn anonymous_callers_tasks_are_bounded_per_address() {
         ServeOptions::default(),
     )
     .await;
-    let mut params = json!({"name": "slow-task", "arguments": {}});
-    params["_meta"] = support::meta(json!({"extensions": {"io.modelcontextprotocol/tasks": {}}}));
-    let b =
-        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}).to_string();
-    let request = format!(
-        "{}{b}",
-        head(addr, "tools/call", Some("slow-task"), b.len(), None)
-    );
+    let request = start_task(addr, None);
     for n in 0..tessera_server::MAX_LIVE_TASKS_PER_PRINCIPAL {
         let started = exchange_from([127, 0, 0, 1], addr, &request).await;
         assert!(started.contains("taskId"), "task {n}: {started}");
