@@ -281,31 +281,12 @@ impl TaskEntry {
     /// Ends the task with `result` (the call's result as JSON).
     pub(crate) fn complete(&self, result: Value) {
         let bytes = serde_json::to_vec(&result).map_or(usize::MAX, |b| b.len());
-        if bytes > MAX_TASK_RESULT_BYTES {
-            self.fail(ErrorObject::new(
-                tessera_protocol::INTERNAL_ERROR,
-                format!(
-                    "the task's result is {bytes} bytes; a task keeps results of at most {MAX_TASK_RESULT_BYTES} bytes"
-                ),
-            ));
-            return;
-        }
-        let (budget, held) = &self.result_bytes;
-        if self.state().status.is_terminal() {
-            return;
-        }
-        if let Err(message) = budget.reserve(&self.caller, bytes) {
-            self.fail(ErrorObject::new(tessera_protocol::INTERNAL_ERROR, message));
-            return;
-        }
-        let kept = self.set(TaskStatus::Completed, |s| {
-            s.message = None;
-            s.result = Some(result);
-        });
-        if kept {
-            held.store(bytes, std::sync::atomic::Ordering::Relaxed);
-        } else {
-            budget.release(&self.caller, bytes);
+        match self.take_room(bytes, "result") {
+            Ok(()) => self.end(TaskStatus::Completed, bytes, |s| {
+                s.message = None;
+                s.result = Some(result);
+            }),
+            Err(message) => self.fail(ErrorObject::new(tessera_protocol::INTERNAL_ERROR, message)),
         }
     }
 
@@ -313,23 +294,32 @@ impl TaskEntry {
     /// result (an error too large to keep is replaced by one saying so).
     pub(crate) fn fail(&self, error: ErrorObject) {
         let bytes = serde_json::to_vec(&error).map_or(usize::MAX, |b| b.len());
-        let (budget, held) = &self.result_bytes;
-        let kept = if bytes > MAX_TASK_RESULT_BYTES {
-            Err(format!(
-                "the task failed with an error of {bytes} bytes; a task keeps at most {MAX_TASK_RESULT_BYTES} bytes"
-            ))
-        } else {
-            budget.reserve(&self.caller, bytes)
-        };
-        let (error, reserved) = match kept {
+        let (error, reserved) = match self.take_room(bytes, "error") {
             Ok(()) => (error, bytes),
             Err(message) => (ErrorObject::new(error.code, message), 0),
         };
-        let ended = self.set(TaskStatus::Failed, |s| {
+        self.end(TaskStatus::Failed, reserved, |s| {
             s.message = Some(error.message.clone());
             s.error = Some(error);
         });
-        if ended {
+    }
+
+    /// Takes room for `bytes` of kept JSON (the task's `what`): one task's
+    /// bound, then its caller's and the server's budgets; or says which it passes.
+    fn take_room(&self, bytes: usize, what: &str) -> Result<(), String> {
+        if bytes > MAX_TASK_RESULT_BYTES {
+            return Err(format!(
+                "the task's {what} is {bytes} bytes; a task keeps at most {MAX_TASK_RESULT_BYTES} bytes"
+            ));
+        }
+        self.result_bytes.0.reserve(&self.caller, bytes)
+    }
+
+    /// Ends the task with `status`, its kept JSON counted as `reserved`
+    /// bytes (given back when the task had ended already).
+    fn end(&self, status: TaskStatus, reserved: usize, f: impl FnOnce(&mut TaskState)) {
+        let (budget, held) = &self.result_bytes;
+        if self.set(status, f) {
             held.store(reserved, std::sync::atomic::Ordering::Relaxed);
         } else {
             budget.release(&self.caller, reserved);
