@@ -40,13 +40,19 @@ impl Server {
         Ok((Self::Url(url), positional))
     }
 
-    /// A client builder for this server.
+    /// A client builder for this server; run inside a trace (`TRACEPARENT`
+    /// and `TRACESTATE` in the environment, the OpenTelemetry convention for
+    /// a child process), every request carries that trace context.
     pub fn client(&self) -> McpClientBuilder {
         let builder = match self {
             Self::Url(url) => McpClient::builder(url),
             Self::Command { program, args } => McpClient::stdio(program, args.iter().cloned()),
         };
-        builder.client_info("tessera-cli", env!("CARGO_PKG_VERSION"))
+        let builder = builder.client_info("tessera-cli", env!("CARGO_PKG_VERSION"));
+        match tessera_protocol::TraceContext::from_env() {
+            Some(context) => builder.trace_context(context),
+            None => builder,
+        }
     }
 }
 

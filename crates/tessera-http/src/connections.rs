@@ -83,6 +83,18 @@ enum Yield {
     Listening,
 }
 
+impl Yield {
+    /// The reason as the `tessera.connections.shed` metric names it.
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::NoHeadYet => "no_head_yet",
+            Self::StalledBody => "stalled_body",
+            Self::IdleKeepAlive => "idle_keep_alive",
+            Self::Listening => "listening",
+        }
+    }
+}
+
 /// The order in which connections give way: reason, then (listen streams)
 /// the client holding the most, then (bodies) the slowest, then the oldest.
 type Rank = (Yield, Reverse<usize>, u64, Instant);
@@ -146,6 +158,7 @@ impl Connections {
             state.evicted = true;
             drop(state);
             tracing::debug!(?why, peer = %slot.peer, "at the connection cap: closing the connection that made the least progress");
+            tessera_server::telemetry::metrics::connection_shed(why.as_str());
             if let Some(close) = slot
                 .close
                 .lock()

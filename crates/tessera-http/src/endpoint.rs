@@ -173,6 +173,7 @@ impl McpEndpoint {
             .map(crate::connections::ConnectionSlot::peer);
         let anonymous = Caller {
             peer,
+            trace_context: trace_context(&head.headers),
             ..Caller::default()
         };
         let Some(auth) = &self.options.authenticate else {
@@ -181,13 +182,12 @@ impl McpEndpoint {
         match auth.authenticate(head).await {
             AuthDecision::Principal(p) => Ok(Caller {
                 principal: Some(p),
-                auth: None,
-                peer,
+                ..anonymous
             }),
             AuthDecision::Verified(info) => Ok(Caller {
                 principal: Some(info.principal()),
                 auth: Some(info),
-                peer,
+                ..anonymous
             }),
             AuthDecision::Anonymous => Ok(anonymous),
             AuthDecision::Reject(reason) => {
@@ -482,19 +482,16 @@ impl McpEndpoint {
         let server = Arc::clone(&self.server);
         let id = request.id.clone();
         let registration = self.in_flight.register(facts.principal.as_deref(), &id);
-        let span = tracing::info_span!("mcp_request", method = %log.method, target = %log.target, id = %log.id);
+        let observed = server.observe(&request, &facts);
         let running = Running::new(move |sink| {
             let facts = facts.with_notifications(sink);
-            Box::pin(tracing::Instrument::instrument(
-                async move {
-                    let served = registration.run(serve(server, request, facts));
-                    served.await.unwrap_or(tessera_server::Handled {
-                        id,
-                        result: Err(tessera_server::ServerError::Cancelled),
-                    })
-                },
-                span,
-            ))
+            Box::pin(observed.run(async move {
+                let served = registration.run(serve(server, request, facts));
+                served.await.unwrap_or(tessera_server::Handled {
+                    id,
+                    result: Err(tessera_server::ServerError::Cancelled),
+                })
+            }))
         });
         match running.start(log).await {
             Start::Answered(handled, mut log) => {
@@ -639,6 +636,18 @@ pub(crate) struct Caller {
     auth: Option<tessera_server::AuthInfo>,
     /// The address the request came from, when served by `serve`.
     peer: Option<std::net::IpAddr>,
+    /// The `traceparent` and `tracestate` headers.
+    trace_context: Option<tessera_protocol::TraceContext>,
+}
+
+/// The W3C trace context headers (the span's parent when the message's
+/// `_meta` carries none); headers that are not text count as absent.
+fn trace_context(headers: &http::HeaderMap) -> Option<tessera_protocol::TraceContext> {
+    let text = |name: &str| {
+        let value = headers.get(name)?.to_str().ok()?;
+        Some(value.to_owned())
+    };
+    tessera_protocol::TraceContext::from_values(text("traceparent"), text("tracestate"))
 }
 
 impl Caller {
@@ -652,6 +661,9 @@ impl Caller {
             tasks: options.task_runtime.clone(),
             serves_initialize_era: options.legacy != Legacy::Reject,
             peer: self.peer,
+            transport: Some(tessera_server::NetworkTransport::Tcp),
+            trace_context: self.trace_context,
+            session_id: None,
         }
     }
 }

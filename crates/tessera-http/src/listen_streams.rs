@@ -63,6 +63,7 @@ impl ListenStreams {
         if let Some(slot) = slot {
             slot.listening(Arc::clone(&client));
         }
+        tessera_server::telemetry::metrics::listen_streams(1);
         Ok(Some(OpenStream {
             streams: Arc::clone(self),
             client,
@@ -72,6 +73,7 @@ impl ListenStreams {
 
 impl Drop for OpenStream {
     fn drop(&mut self) {
+        tessera_server::telemetry::metrics::listen_streams(-1);
         let mut open = self.streams.lock();
         if let Some(count) = open.get_mut(&self.client) {
             *count = count.saturating_sub(1);

@@ -185,6 +185,7 @@ where
                     } else {
                         // Shed: close it at once, so it holds no descriptor and no memory.
                         drop(stream);
+                        tessera_server::telemetry::metrics::connection_shed("all_serving");
                         shed.note(|n| tracing::warn!(cap, shed = n, "at the connection cap, every connection serving a request: new connections closed"));
                         continue;
                     }

@@ -49,6 +49,7 @@ mod subscriptions;
 mod tasks;
 mod timestamp;
 mod tools;
+mod trace_context;
 mod version;
 
 pub use authorization::authorization_server_metadata_urls;
@@ -78,6 +79,7 @@ pub use subscriptions::*;
 pub use tasks::*;
 pub use timestamp::Rfc3339;
 pub use tools::*;
+pub use trace_context::TraceContext;
 pub use version::*;
 
 /// A JSON object: the type of `_meta`, capability settings and free-form params.

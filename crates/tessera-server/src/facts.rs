@@ -66,6 +66,34 @@ pub struct RequestFacts {
     /// The address the request came from, when the transport knows it: what
     /// per-caller limits count anonymous callers by ([`RequestFacts::caller_key`]).
     pub peer: Option<std::net::IpAddr>,
+    /// How the request reached the server (`network.transport` in traces and metrics).
+    pub transport: Option<NetworkTransport>,
+    /// W3C trace context the transport carried beside the message (HTTP's
+    /// `traceparent` and `tracestate` headers): the span's parent when the
+    /// message's own `_meta` has none.
+    pub trace_context: Option<tessera_protocol::TraceContext>,
+    /// The initialize-era session the request belongs to, as traces name it
+    /// (`mcp.session.id`: a digest, never the session id itself).
+    pub session_id: Option<String>,
+}
+
+/// The transport a request came over, as OpenTelemetry's `network.transport` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NetworkTransport {
+    /// Streamable HTTP (TCP).
+    Tcp,
+    /// Stdio (a pipe).
+    Pipe,
+}
+
+impl NetworkTransport {
+    /// `tcp` or `pipe`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Tcp => "tcp",
+            Self::Pipe => "pipe",
+        }
+    }
 }
 
 /// Who a per-caller limit counts against: the principal when authenticated,
@@ -140,6 +168,25 @@ impl RequestFacts {
         self
     }
 
+    /// The same facts, from a request that came over `transport`.
+    pub fn with_transport(mut self, transport: NetworkTransport) -> Self {
+        self.transport = Some(transport);
+        self
+    }
+
+    /// The same facts with trace context the transport carried beside the message.
+    pub fn with_trace_context(mut self, context: tessera_protocol::TraceContext) -> Self {
+        self.trace_context = Some(context);
+        self
+    }
+
+    /// The same facts, for a request of the initialize-era session `session_id`
+    /// (its digest is what traces show).
+    pub fn with_session(mut self, session_id: &str) -> Self {
+        self.session_id = Some(tessera_state::digest_hex(session_id.as_bytes(), 16));
+        self
+    }
+
     /// Who this request's per-caller limits count against ([`caller_key`]).
     pub fn caller_key(&self) -> Option<String> {
         caller_key(self.principal.as_deref(), self.peer)
@@ -164,6 +211,9 @@ impl std::fmt::Debug for RequestFacts {
             .field("tasks", &self.tasks.is_some())
             .field("serves_initialize_era", &self.serves_initialize_era)
             .field("peer", &self.peer)
+            .field("transport", &self.transport)
+            .field("trace_context", &self.trace_context)
+            .field("session_id", &self.session_id)
             .finish()
     }
 }

@@ -64,6 +64,7 @@ mod response;
 mod server;
 mod task_runtime;
 mod task_store;
+pub mod telemetry;
 mod tool;
 
 pub use app_state::State;
@@ -75,7 +76,7 @@ pub use completion::{IntoCompletion, PartialArgument};
 pub use context::Context;
 pub use dispatch::Handled;
 pub use error::{RequestStateFailure, ServerError};
-pub use facts::{AuthInfo, Era, RequestFacts, caller_key};
+pub use facts::{AuthInfo, Era, NetworkTransport, RequestFacts, caller_key};
 pub use form::{Form, FormChoice, FormValue};
 pub use handler_error::{HandlerError, NotFound, Result};
 pub use interrupt::Interrupt;

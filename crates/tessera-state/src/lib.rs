@@ -66,6 +66,7 @@
 mod binding;
 mod canonical;
 mod codec;
+mod digest;
 mod error;
 mod key;
 mod ledger;
@@ -77,6 +78,7 @@ mod token;
 
 pub use binding::{ArgumentsDigest, Binding, BindingDigest, BindingPrefix};
 pub use canonical::canonical_json;
+pub use digest::digest_hex;
 pub use codec::{
     DEFAULT_MAX_TOKEN_LEN, DEFAULT_TTL, MAX_CLOCK_SKEW_SECS, MAX_TTL, MIN_MAX_TOKEN_LEN,
     RequestStateCodec, RequestStateCodecBuilder,

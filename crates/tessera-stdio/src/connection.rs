@@ -9,7 +9,7 @@ use tessera_protocol::{
 };
 use tessera_server::bridge::{Bridge, LegacySession, is_bridged, requested_log_level};
 use tessera_server::intake::{self, Message, Refusal, RefusalKind, Request, RequestEra};
-use tessera_server::{McpServer, NotificationSink, RequestFacts};
+use tessera_server::{Handled, McpServer, NotificationSink, RequestFacts};
 use tessera_tokio::{Line, LineReader};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::task::{AbortHandle, JoinSet};
@@ -295,6 +295,20 @@ async fn serve_request(
 ) -> Option<Vec<u8>> {
     let outbox = shared.outbox.clone();
     let sink = NotificationSink::new(move |n| outbox.notify(&n));
+    let facts = facts.with_transport(tessera_server::NetworkTransport::Pipe);
+    let observed = shared.server.observe(&request, &facts);
+    let handled = observed.run(serve_observed(shared, request, facts, legacy, sink));
+    handled.await.map(|handled| handled.to_bytes())
+}
+
+/// [`serve_request`] inside the request's span.
+async fn serve_observed(
+    shared: &Shared,
+    request: Request,
+    facts: RequestFacts,
+    legacy: Option<Arc<LegacySession>>,
+    sink: NotificationSink,
+) -> Option<Handled> {
     match legacy {
         Some(session) if is_bridged(&request.method) => {
             let log_level = *lock(&shared.log_level);
@@ -308,6 +322,7 @@ async fn serve_request(
                 session: &session,
                 asker: &asker,
                 facts: RequestFacts::modern()
+                    .with_transport(tessera_server::NetworkTransport::Pipe)
                     .with_notifications(sink)
                     .with_task_runtime(Arc::new(tessera_tokio::TokioTasks)),
                 max_rounds: shared.options.max_bridge_rounds,
@@ -315,14 +330,12 @@ async fn serve_request(
             }
             .serve(request)
             .await
-            .map(|handled| handled.to_bytes())
         }
         _ => Some(
             shared
                 .server
                 .serve(request, facts.with_notifications(sink))
-                .await
-                .to_bytes(),
+                .await,
         ),
     }
 }

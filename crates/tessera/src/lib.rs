@@ -26,6 +26,14 @@ pub use tessera_server::intake;
 #[cfg(feature = "server")]
 pub use tessera_server::bridge;
 
+/// Spans and metrics of every request (`tessera_server::telemetry`).
+#[cfg(feature = "server")]
+pub use tessera_server::telemetry;
+
+/// OpenTelemetry export: OTLP from the `OTEL_*` variables, Prometheus text (`tessera-otel`).
+#[cfg(feature = "otel")]
+pub use tessera_otel as otel;
+
 #[cfg(feature = "macros")]
 pub use tessera_macros::{arguments, form, output, prompt, resource, tool};
 

@@ -3,8 +3,11 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let _log = counter::boot::init_logging();
-    match run() {
+    let outcome = counter::boot::config_from_args().and_then(|config| {
+        let _watching = counter::boot::init_observability("axum-mount", false)?;
+        run(config)
+    });
+    match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("axum-mount: {message}");
@@ -13,10 +16,10 @@ fn main() -> ExitCode {
     }
 }
 
-fn run() -> Result<(), String> {
+fn run(config: counter::config::Config) -> Result<(), String> {
     let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
     runtime.block_on(async {
-        let (config, server) = counter::boot::configured_server().await?;
+        let (config, server) = counter::boot::configured_server(config).await?;
         let server = std::sync::Arc::new(server);
         let listener = tokio::net::TcpListener::bind(&config.addr)
             .await

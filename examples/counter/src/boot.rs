@@ -40,32 +40,77 @@ pub fn endpoint_options(
         .authenticate(protected)
 }
 
+/// What watches the process: the log and, when the environment configures
+/// it, OpenTelemetry. Keep it until exit: dropping it sends what is queued.
+pub struct Observability {
+    /// Spans and metrics (exported only when configured).
+    pub telemetry: tessera::otel::Telemetry,
+    _log: crate::log_queue::LogGuard,
+}
+
+/// The default log filter: `info`, without the per-request span (its fields
+/// are for traces; `RUST_LOG=info,tessera::mcp=info` shows it in the log).
+pub const DEFAULT_LOG_FILTER: &str = "info,tessera::mcp=warn";
+
 /// Logs to stderr at `info` unless `RUST_LOG` says otherwise (colours on a
 /// terminal), through a queue written by its own thread, so that the
-/// per-request line never makes a request wait. Keep the guard until exit: it
-/// writes what is still queued.
-pub fn init_logging() -> crate::log_queue::LogGuard {
+/// per-request line never makes a request wait; and sets up OpenTelemetry for
+/// `service` from the `OTEL_*` variables, keeping metrics for Prometheus when
+/// `prometheus` (`--metrics`).
+pub fn init_observability(service: &str, prometheus: bool) -> Result<Observability, String> {
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+
+    let telemetry = tessera::otel::Telemetry::builder(service)
+        .prometheus(prometheus)
+        .from_env()
+        .map_err(|e| format!("telemetry: {e}"))?;
     let (queue, guard) = crate::log_queue::LogQueue::to_stderr();
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
+    let log = tracing_subscriber::fmt::layer()
         .with_writer(queue.clone())
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_LOG_FILTER)),
+        );
+    tracing_subscriber::registry()
+        .with(log)
+        .with(telemetry.tracing_layer())
         .init();
     // The per-request line, when it is wanted, is formatted by the writer thread too.
     if tracing::enabled!(target: "tessera_http::stream", tracing::Level::INFO) {
         let _ = ACCESS_LOG.set(Arc::new(queue));
     }
-    guard
+    if telemetry.exports_traces() {
+        tracing::info!("OpenTelemetry: exporting spans over OTLP/HTTP");
+    }
+    Ok(Observability {
+        telemetry,
+        _log: guard,
+    })
 }
 
-/// The access log `init_logging` set up, when requests are logged.
+/// Serves the Prometheus text format on `addr` (`--metrics`), as a task of the current runtime.
+pub async fn serve_metrics(observability: &Observability, addr: &str) -> Result<(), String> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| format!("--metrics: cannot listen on {addr}: {e}"))?;
+    let local = listener.local_addr().map_err(|e| e.to_string())?;
+    let serving = observability
+        .telemetry
+        .serve_metrics(listener)
+        .ok_or("--metrics: Prometheus was not set up")?;
+    tokio::spawn(serving);
+    tracing::info!(%local, "Prometheus metrics at http://{local}/metrics");
+    Ok(())
+}
+
+/// The access log `init_observability` set up, when requests are logged.
 static ACCESS_LOG: std::sync::OnceLock<Arc<dyn tessera::http::AccessLog>> =
     std::sync::OnceLock::new();
 
-/// Endpoint options with the access log, when `init_logging` set one up.
+/// Endpoint options with the access log, when `init_observability` set one up.
 pub fn with_access_log(options: tessera::http::EndpointOptions) -> tessera::http::EndpointOptions {
     match ACCESS_LOG.get() {
         Some(log) => options.access_log(Arc::clone(log)),
@@ -73,10 +118,14 @@ pub fn with_access_log(options: tessera::http::EndpointOptions) -> tessera::http
     }
 }
 
-/// The configuration and the server it describes; every failure is a message
+/// The command line and `PORT`, parsed.
+pub fn config_from_args() -> Result<Config, String> {
+    Config::from_args(std::env::args().skip(1), std::env::var("PORT").ok())
+}
+
+/// The server `config` describes; every failure is a message
 /// for the operator. Call it inside the Tokio runtime: a `--ledger` connects to Redis.
-pub async fn configured_server() -> Result<(Config, McpServer), String> {
-    let config = Config::from_args(std::env::args().skip(1), std::env::var("PORT").ok())?;
+pub async fn configured_server(config: Config) -> Result<(Config, McpServer), String> {
     let dir = std::env::current_dir().map_err(|e| format!("no working directory: {e}"))?;
     let ring = config::key_ring(
         std::env::var(config::KEY_VAR).ok(),

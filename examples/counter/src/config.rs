@@ -33,6 +33,8 @@ pub struct Config {
     pub oauth_resource: Option<String>,
     /// The scope `increase-counter` needs.
     pub oauth_scope: Option<String>,
+    /// `--metrics HOST:PORT`: serve the Prometheus text format there.
+    pub metrics: Option<String>,
 }
 
 /// Usage text.
@@ -40,7 +42,8 @@ pub const USAGE: &str =
     "usage: counter [--addr HOST:PORT] [--legacy reject|stateless|serve] [--ttl SECONDS] [--dev]
                [--single-use] [--ledger redis://HOST:PORT/] [--redis redis://HOST:PORT/]
                [--oauth-issuer URL [--oauth-resource URL] [--oauth-scope SCOPE]]
-       counter --stdio [--ttl SECONDS] [--dev] [--single-use]
+               [--metrics HOST:PORT]
+       counter --stdio [--ttl SECONDS] [--dev] [--single-use] [--metrics HOST:PORT]
 
   --addr     where to listen (default 127.0.0.1:8787, or 127.0.0.1:$PORT)
   --legacy   initialize-era clients over HTTP: reject (default), stateless, or
@@ -61,9 +64,12 @@ pub const USAGE: &str =
   --oauth-resource  this server's canonical URI, the tokens' audience
                     (default http://ADDR/mcp)
   --oauth-scope     the scope increase-counter needs (403 insufficient_scope without it)
+  --metrics  serve the metrics in the Prometheus text format at http://HOST:PORT/metrics
 
 The key comes from MRTR_REQUEST_STATE_KEY (environment first, then .dev.vars).
-For rotation, MRTR_REQUEST_STATE_KEYS=\"k2:new-secret,k1:old-secret\" (first seals).";
+For rotation, MRTR_REQUEST_STATE_KEYS=\"k2:new-secret,k1:old-secret\" (first seals).
+Traces and metrics go over OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT is set
+(and the other standard OTEL_* variables).";
 
 impl Config {
     /// Parses the command line (without the program name) and `PORT`.
@@ -83,6 +89,7 @@ impl Config {
             oauth_issuer: None,
             oauth_resource: None,
             oauth_scope: None,
+            metrics: None,
         };
         let mut args = args.into_iter();
         while let Some(arg) = args.next() {
@@ -105,6 +112,7 @@ impl Config {
                 "--oauth-issuer" => config.oauth_issuer = Some(value("--oauth-issuer")?),
                 "--oauth-resource" => config.oauth_resource = Some(value("--oauth-resource")?),
                 "--oauth-scope" => config.oauth_scope = Some(value("--oauth-scope")?),
+                "--metrics" => config.metrics = Some(value("--metrics")?),
                 "--ledger" => {
                     let url = value("--ledger")?;
                     if !url.starts_with("redis://") && !url.starts_with("rediss://") {

@@ -11,8 +11,12 @@ use tessera::http::McpEndpoint;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    let _log = counter::boot::init_logging();
-    match run() {
+    let started = counter::boot::config_from_args().and_then(|config| {
+        let watching = counter::boot::init_observability("counter", config.metrics.is_some())?;
+        Ok((config, watching))
+    });
+    let outcome = started.and_then(|(config, watching)| run(config, &watching));
+    match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("counter: {message}");
@@ -21,12 +25,15 @@ fn main() -> ExitCode {
     }
 }
 
-fn run() -> Result<(), String> {
+fn run(config: counter::config::Config, watching: &counter::boot::Observability) -> Result<(), String> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
-    let (config, server) = runtime.block_on(counter::boot::configured_server())?;
+    if let Some(addr) = &config.metrics {
+        runtime.block_on(counter::boot::serve_metrics(watching, addr))?;
+    }
+    let (config, server) = runtime.block_on(counter::boot::configured_server(config))?;
     let server = Arc::new(server);
     if config.stdio {
         tracing::info!("serving MCP on stdin/stdout (both protocol eras)");

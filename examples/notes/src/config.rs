@@ -18,12 +18,14 @@ pub struct Config {
     pub ttl: Duration,
     /// What initialize-era clients get (default: sessions, with the forms).
     pub legacy: tessera::http::Legacy,
+    /// `--metrics HOST:PORT`: serve the Prometheus text format there.
+    pub metrics: Option<String>,
 }
 
 /// Usage text.
 pub const USAGE: &str =
     "usage: notes [--addr HOST:PORT] [--db PATH | --redis URL] [--ttl SECONDS] [--dev]
-             [--legacy reject|stateless|serve]
+             [--legacy reject|stateless|serve] [--metrics HOST:PORT]
 
   --addr    where to listen (default 127.0.0.1:8788, or 127.0.0.1:$PORT)
   --db      the SQLite database (default notes.db)
@@ -34,9 +36,11 @@ pub const USAGE: &str =
   --legacy  initialize-era clients over HTTP: serve (default: sessions, with
             questions pushed as requests; with --redis, answers reach any
             instance), stateless, or reject
+  --metrics serve the metrics in the Prometheus text format at http://HOST:PORT/metrics
 
 The key comes from MRTR_REQUEST_STATE_KEY (environment first, then .dev.vars),
-as for the counter; every instance behind one load balancer needs the same key.";
+as for the counter; every instance behind one load balancer needs the same key.
+Traces and metrics go over OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT is set.";
 
 impl Config {
     /// Parses the command line (without the program name) and `PORT`.
@@ -51,6 +55,7 @@ impl Config {
             dev: false,
             ttl: Duration::from_secs(600),
             legacy: tessera::http::Legacy::Serve,
+            metrics: None,
         };
         let mut args = args.into_iter();
         while let Some(arg) = args.next() {
@@ -62,6 +67,7 @@ impl Config {
                 "--addr" => config.addr = value("--addr")?,
                 "--db" => config.db = PathBuf::from(value("--db")?),
                 "--redis" => config.redis = Some(value("--redis")?),
+                "--metrics" => config.metrics = Some(value("--metrics")?),
                 "--ttl" => {
                     let secs: u64 = value("--ttl")?
                         .parse()

@@ -12,8 +12,12 @@ use tessera::{ChangeBus, MemoryBus};
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    let _log = counter::boot::init_logging();
-    match run() {
+    let outcome = Config::from_args(std::env::args().skip(1), std::env::var("PORT").ok())
+        .and_then(|config| {
+            let watching = counter::boot::init_observability("notes", config.metrics.is_some())?;
+            run(config, &watching)
+        });
+    match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("notes: {message}");
@@ -22,8 +26,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn run() -> Result<(), String> {
-    let config = Config::from_args(std::env::args().skip(1), std::env::var("PORT").ok())?;
+fn run(config: Config, watching: &counter::boot::Observability) -> Result<(), String> {
     let dir = std::env::current_dir().map_err(|e| format!("no working directory: {e}"))?;
     let ring = counter::config::key_ring(
         std::env::var(counter::config::KEY_VAR).ok(),
@@ -37,6 +40,9 @@ fn run() -> Result<(), String> {
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
     runtime.block_on(async {
+        if let Some(addr) = &config.metrics {
+            counter::boot::serve_metrics(watching, addr).await?;
+        }
         let mut options = EndpointOptions::default().legacy(config.legacy);
         let server = match &config.redis {
             Some(url) => {

@@ -499,3 +499,289 @@ impl Drop for Listening {
         self.kill();
     }
 }
+
+/// One HTTP/1.0 request without a body to 127.0.0.1:`port`, each read and
+/// write bounded by 10 s: the status and the body.
+fn http_call(port: u16, method: &str, target: &str) -> std::io::Result<(u16, String)> {
+    use std::io::{Read, Write};
+    let mut stream = TcpStream::connect(("127.0.0.1", port))?;
+    stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+    stream.set_write_timeout(Some(Duration::from_secs(10)))?;
+    write!(
+        stream,
+        "{method} {target} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
+    )?;
+    let mut response = Vec::new();
+    stream.read_to_end(&mut response)?;
+    let text = String::from_utf8_lossy(&response);
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("not an HTTP response: {head:?}"),
+            )
+        })?;
+    Ok((status, body.to_owned()))
+}
+
+/// `text` percent-encoded for a query string (everything but RFC 3986's unreserved characters).
+fn url_encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                char::from(b).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// A real OTLP/HTTP receiver (`tests/peers/otlp_receiver.py`, on the official
+/// protobuf definitions) on a free port: it keeps the spans and metrics
+/// exported to it and hands them back as JSON (see the script for their shape).
+pub struct OtlpReceiver {
+    child: Child,
+    /// Its port.
+    pub port: u16,
+}
+
+impl OtlpReceiver {
+    /// Starts it with the Python of `tests/peers/.venv` and waits until it listens.
+    pub fn start() -> Self {
+        use std::io::{BufRead, BufReader, Read};
+        let peers = Path::new(env!("CARGO_MANIFEST_DIR")).join("../peers");
+        let python = peers.join(".venv/bin/python");
+        let script = peers.join("otlp_receiver.py");
+        assert!(
+            python.is_file() && script.is_file(),
+            "the OTLP receiver is not installed ({} and {}): run scripts/install-test-peers (scripts/test does)",
+            python.display(),
+            script.display()
+        );
+        let mut child = Command::new(&python)
+            .arg(&script)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", python.display()));
+        let mut stderr = child.stderr.take().expect("piped");
+        let mut lines = BufReader::new(child.stdout.take().expect("piped")).lines();
+        let first = lines.next().and_then(Result::ok).unwrap_or_default();
+        let Some(port) = first
+            .strip_prefix("listening ")
+            .and_then(|p| p.trim().parse().ok())
+        else {
+            // It exited (a missing `opentelemetry-proto`, say): say why.
+            let _ = child.kill();
+            let _ = child.wait();
+            let mut why = String::new();
+            let _ = stderr.read_to_string(&mut why);
+            panic!(
+                "the OTLP receiver did not start (run scripts/install-test-peers): {first:?}\n{why}"
+            );
+        };
+        // Keep reading: a full pipe would block it on a traceback.
+        std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+        std::thread::spawn(move || for _ in lines {});
+        Self { child, port }
+    }
+
+    /// `http://127.0.0.1:PORT`, the value for `OTEL_EXPORTER_OTLP_ENDPOINT`.
+    pub fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// The JSON list at `path`.
+    fn list(&self, path: &str) -> Vec<serde_json::Value> {
+        let (status, body) = http_call(self.port, "GET", path)
+            .unwrap_or_else(|e| panic!("the OTLP receiver does not answer GET {path}: {e}"));
+        assert_eq!(status, 200, "GET {path} from the OTLP receiver: {body}");
+        serde_json::from_str(&body)
+            .unwrap_or_else(|e| panic!("GET {path} from the OTLP receiver: {e}: {body}"))
+    }
+
+    /// Every span received so far, oldest first: `trace_id`, `span_id`,
+    /// `parent_span_id` (hex, `""` for a root), `name`, `kind` (`"SERVER"`…),
+    /// `attributes`, `links`, `status` (`code`, `message`), `service_name`, `scope`.
+    pub fn spans(&self) -> Vec<serde_json::Value> {
+        self.list("/spans")
+    }
+
+    /// Forgets the spans received so far.
+    pub fn clear(&self) {
+        let (status, body) = http_call(self.port, "DELETE", "/spans")
+            .unwrap_or_else(|e| panic!("the OTLP receiver does not answer DELETE /spans: {e}"));
+        assert_eq!(status, 204, "DELETE /spans from the OTLP receiver: {body}");
+    }
+
+    /// Polls [`Self::spans`] until `pred` holds for them, and returns them;
+    /// fails with the spans seen once `timeout` has passed.
+    pub fn wait_for(
+        &self,
+        timeout: Duration,
+        pred: impl Fn(&[serde_json::Value]) -> bool,
+    ) -> Vec<serde_json::Value> {
+        let started = Instant::now();
+        loop {
+            let spans = self.spans();
+            if pred(&spans) {
+                return spans;
+            }
+            if started.elapsed() >= timeout {
+                panic!(
+                    "the spans awaited did not arrive within {timeout:?}; received:\n{}",
+                    serde_json::to_string_pretty(&spans).unwrap_or_default()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Every metric received so far, one entry per metric per export:
+    /// `name`, `unit`, `kind` (`"histogram"`, `"sum"`, `"gauge"`…) and
+    /// `points` (`attributes`, and `count` and `sum`, or `value`).
+    pub fn metrics(&self) -> Vec<serde_json::Value> {
+        self.list("/metrics-received")
+    }
+}
+
+impl Drop for OtlpReceiver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A real Prometheus (`/usr/bin/prometheus`, the Debian package) of our own,
+/// on a free port, scraping one target every second.
+pub struct Prometheus {
+    child: Child,
+    dir: TempDir,
+    /// Its port.
+    pub port: u16,
+}
+
+impl Prometheus {
+    /// Starts it scraping `target` (`HOST:PORT`, serving `/metrics`) as job
+    /// `tessera`, and waits until it is ready.
+    pub fn start(target: &str) -> Self {
+        let program = std::env::var("PATH")
+            .unwrap_or_default()
+            .split(':')
+            .chain(["/usr/bin"])
+            .map(|dir| Path::new(dir).join("prometheus"))
+            .find(|p| p.is_file())
+            .unwrap_or_else(|| {
+                panic!(
+                    "prometheus is not installed: run scripts/install-test-peers \
+                     (or: apt-get update && apt-get install -y prometheus)"
+                )
+            });
+        let dir = TempDir::new("prometheus");
+        let config = dir.0.join("prometheus.yml");
+        std::fs::write(
+            &config,
+            format!(
+                "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\n\
+                 scrape_configs:\n  - job_name: tessera\n    static_configs:\n      - targets: [{}]\n",
+                // A JSON string is a YAML one.
+                serde_json::Value::from(target)
+            ),
+        )
+        .expect("the prometheus configuration is written");
+        let log = dir.0.join("prometheus.log");
+        let port = free_port();
+        let child = Command::new(&program)
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.0.join("data").display()
+            ))
+            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).expect("a log file"))
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", program.display()));
+        let mut prometheus = Self { child, dir, port };
+        let started = Instant::now();
+        while !matches!(http_call(port, "GET", "/-/ready"), Ok((200, _))) {
+            let why = match prometheus.child.try_wait() {
+                Ok(Some(status)) => format!("it exited, {status}"),
+                _ if started.elapsed() > Duration::from_secs(30) => "30 s passed".to_owned(),
+                _ => String::new(),
+            };
+            if !why.is_empty() {
+                let text = std::fs::read_to_string(&log).unwrap_or_default();
+                let tail: Vec<&str> = text.lines().rev().take(20).collect();
+                let tail: Vec<&str> = tail.into_iter().rev().collect();
+                panic!(
+                    "prometheus was not ready on 127.0.0.1:{port} ({why}):\n{}",
+                    tail.join("\n")
+                );
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        prometheus
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// Evaluates the PromQL `expr` now: the first result's value (of a
+    /// vector or a scalar), or `None` when there is none.
+    pub fn query(&self, expr: &str) -> Option<f64> {
+        use serde_json::Value;
+        let target = format!("/api/v1/query?query={}", url_encode(expr));
+        let (status, body) = http_call(self.port, "GET", &target)
+            .unwrap_or_else(|e| panic!("prometheus does not answer {target}: {e}"));
+        assert_eq!(status, 200, "prometheus on {expr:?}: {body}");
+        let reply: Value = serde_json::from_str(&body)
+            .unwrap_or_else(|e| panic!("prometheus on {expr:?}: {e}: {body}"));
+        let result = &reply["data"]["result"];
+        let value = match reply["data"]["resultType"].as_str() {
+            Some("scalar") => &result[1],
+            _ => &result[0]["value"][1],
+        };
+        value.as_str().and_then(|v| v.parse().ok())
+    }
+
+    /// Polls [`Self::query`] until `expr` evaluates to `want` (within
+    /// 1e-9 relative), and returns it; fails with the last value once
+    /// `timeout` has passed.
+    pub fn wait_for_value(&self, expr: &str, want: f64, timeout: Duration) -> f64 {
+        let started = Instant::now();
+        loop {
+            let got = self.query(expr);
+            if let Some(v) = got
+                && (v - want).abs() <= 1e-9 * want.abs().max(1.0)
+            {
+                return v;
+            }
+            if started.elapsed() >= timeout {
+                panic!("prometheus: {expr} was {got:?}, not {want}, after {timeout:?}");
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    /// Its scratch directory (configuration, log `prometheus.log`, data).
+    pub fn dir(&self) -> &Path {
+        &self.dir.0
+    }
+}
+
+impl Drop for Prometheus {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        // The TempDir goes next, once the process no longer writes to it.
+    }
+}

@@ -34,6 +34,7 @@ impl McpClient {
             bearer: None,
             timeout: Duration::from_secs(120),
             extra_meta: JsonObject::new(),
+            trace_context: None,
             mode: ConnectMode::Auto,
             oauth: None,
         }
@@ -64,6 +65,7 @@ pub struct McpClientBuilder {
     bearer: Option<String>,
     timeout: Duration,
     extra_meta: JsonObject,
+    trace_context: Option<tessera_protocol::TraceContext>,
     mode: ConnectMode,
     oauth: Option<crate::OAuthConfig>,
 }
@@ -121,6 +123,15 @@ impl McpClientBuilder {
         self
     }
 
+    /// Sends this W3C trace context in every request's `_meta` (every round
+    /// of a flow continues it), e.g. [`TraceContext::from_env`](tessera_protocol::TraceContext::from_env)
+    /// for a command run inside a trace. Without it, and with the `otel`
+    /// feature, each request carries the current span's context.
+    pub fn trace_context(mut self, context: tessera_protocol::TraceContext) -> Self {
+        self.trace_context = Some(context);
+        self
+    }
+
     /// Sets a variable in a stdio server's environment (added to this process's).
     pub fn env(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         if let Target::Process { env, .. } = &mut self.target {
@@ -154,6 +165,7 @@ impl McpClientBuilder {
             bearer,
             timeout,
             extra_meta,
+            trace_context,
             mode,
             oauth,
         } = self;
@@ -215,6 +227,7 @@ impl McpClientBuilder {
             task_wait,
             on_notification,
             extra_meta,
+            trace_context,
             mode,
             timeout,
             era: tokio::sync::OnceCell::new(),

@@ -176,6 +176,7 @@ impl McpClient {
         if let Some(Value::Object(given)) = params.remove("_meta") {
             meta.extend(given);
         }
+        self.add_trace_context(&mut meta);
         if !meta.is_empty() {
             params.insert("_meta".into(), Value::Object(meta));
         }

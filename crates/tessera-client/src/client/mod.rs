@@ -29,6 +29,8 @@ mod builder;
 mod era;
 mod listen;
 mod rounds;
+#[cfg(feature = "otel")]
+mod trace;
 mod tasks;
 
 use builder::local_label;
@@ -62,6 +64,8 @@ pub struct McpClient {
     task_wait: Duration,
     on_notification: Option<NotificationHandler>,
     extra_meta: JsonObject,
+    /// The trace context every request carries, when one was given.
+    trace_context: Option<tessera_protocol::TraceContext>,
     mode: ConnectMode,
     /// Time limit of one exchange that no person answers in.
     timeout: Duration,
@@ -164,8 +168,21 @@ impl McpClient {
             for (k, v) in &self.extra_meta {
                 m.insert(k.clone(), v.clone());
             }
+            self.add_trace_context(m);
         }
         meta
+    }
+
+    /// Puts the trace context into a request's `_meta`: the one given to the
+    /// builder, else (feature `otel`) the current span's.
+    fn add_trace_context(&self, meta: &mut JsonObject) {
+        match &self.trace_context {
+            Some(context) => context.insert_into(meta),
+            #[cfg(feature = "otel")]
+            None => trace::inject_current(meta),
+            #[cfg(not(feature = "otel"))]
+            None => {}
+        }
     }
 
     /// Sends one request (with `_meta` added) and returns its result; on

@@ -107,6 +107,7 @@ impl McpEndpoint {
         facts.era = Era::Legacy {
             version: opened.session.version.clone(),
         };
+        facts = facts.with_session(&opened.key);
         if let Some(answered) = self.take_note(&opened, &request) {
             return answered;
         }

@@ -37,3 +37,16 @@ pub enum PeerFailure {
     /// malformed, or the session has as many questions open as it may).
     Malformed(String),
 }
+
+impl PeerFailure {
+    /// The failure as traces name it (`error.type`): the client's JSON-RPC
+    /// error code, or `closed`, `timeout`, `malformed`.
+    pub fn error_type(&self) -> String {
+        match self {
+            Self::Error(e) => e.code.to_string(),
+            Self::Closed => "closed".into(),
+            Self::TimedOut(_) => "timeout".into(),
+            Self::Malformed(_) => "malformed".into(),
+        }
+    }
+}

@@ -214,6 +214,30 @@ impl Bridge<'_> {
         if let Value::Object(meta) = meta {
             meta.insert(INPUT_KEY_META_KEY.into(), json!(key));
         }
-        self.asker.ask(&method, Value::Object(params)).await
+        // Each pushed question is a CLIENT span inside the call's span.
+        let span = tracing::info_span!(
+            target: "tessera::mcp",
+            "mcp.question",
+            otel.name = method.as_str(),
+            otel.kind = "client",
+            otel.status_code = tracing::field::Empty,
+            mcp.method.name = method.as_str(),
+            mcp.mrtr.input_key = key,
+            error.type = tracing::field::Empty,
+        );
+        #[cfg(feature = "otel")]
+        if let Value::Object(meta) = meta {
+            crate::telemetry::inject_into(&span, meta);
+        }
+        let transport = self.facts.transport.map_or("unknown", |t| t.as_str());
+        crate::telemetry::metrics::pending_questions(1, transport);
+        let asked = self.asker.ask(&method, Value::Object(params));
+        let answered = tracing::Instrument::instrument(asked, span.clone()).await;
+        crate::telemetry::metrics::pending_questions(-1, transport);
+        if let Err(failure) = &answered {
+            span.record("otel.status_code", "error");
+            span.record("error.type", failure.error_type().as_str());
+        }
+        answered
     }
 }

@@ -296,6 +296,7 @@ impl McpServer {
                     .await?
             }
         };
+        let flow = crate::telemetry::flow::Flow::this_round(body.flow.take());
         // A key asked again is answered again: an earlier answer under it no
         // longer counts (a decline now must not fall back to a yes from before).
         body.accepted.retain(|key, _| !body.asked.contains_key(key));
@@ -358,7 +359,7 @@ impl McpServer {
                 .map(Json::Value)
                 .map_err(serialisation_failed),
             Ok(result) => self.finish(result),
-            Err(()) => self.ask(ctx, call.kind, call.target, &call.binding),
+            Err(()) => self.ask(ctx, call.kind, call.target, &call.binding, flow),
         }
     }
 
@@ -369,8 +370,13 @@ impl McpServer {
         kind: &str,
         target: &str,
         binding: &Binding,
+        flow: Option<crate::telemetry::flow::Flow>,
     ) -> Result<Json, ServerError> {
         let NextRound { questions, carry } = ctx.take_next();
+        if flow.is_some() {
+            let keys: Vec<&str> = questions.keys().map(String::as_str).collect();
+            tracing::Span::current().record("mcp.mrtr.input_keys", keys.join(",").as_str());
+        }
         if let crate::Era::Legacy { version } = ctx.era() {
             let (key, method) = questions
                 .iter()
@@ -402,6 +408,7 @@ impl McpServer {
                 .collect(),
             accepted,
             other,
+            flow,
         };
         let token = codec.seal(&next, binding).map_err(|e| match e {
             // Answers past what one request may bring: what the client kept adding overflows.

@@ -10,6 +10,7 @@ use tessera_state::Binding;
 use crate::answer::Kept;
 use crate::error::RequestStateFailure;
 use crate::question::Asked;
+use crate::telemetry::flow::Flow;
 use crate::{McpServer, ServerError};
 
 /// The payload sealed into each ticket: the handler's carried state, what
@@ -25,6 +26,9 @@ pub(crate) struct TicketBody {
     pub accepted: IndexMap<String, JsonObject>,
     #[serde(rename = "o", default, skip_serializing_if = "IndexMap::is_empty")]
     pub other: IndexMap<String, Kept>,
+    /// The flow's id, round and round one's span, when spans are recorded.
+    #[serde(rename = "f", default, skip_serializing_if = "Option::is_none")]
+    pub flow: Option<Flow>,
 }
 
 impl McpServer {
@@ -37,6 +41,7 @@ impl McpServer {
     ) -> Result<TicketBody, ServerError> {
         let fail = |reason: RequestStateFailure| {
             tracing::info!(reason = reason.reason(), detail = ?reason, "requestState refused");
+            crate::telemetry::metrics::ticket_refused(reason.reason());
             ServerError::InvalidRequestState { reason }
         };
         let Value::String(token) = token else {
@@ -53,14 +58,19 @@ impl McpServer {
             let remember_until = opened
                 .expires_at
                 .saturating_add(tessera_state::MAX_CLOCK_SKEW_SECS);
-            match ledger.consume(&opened.ticket_id, remember_until).await {
-                Ok(()) => {}
+            let started = tessera_protocol::clock::Instant::now();
+            let redeemed = ledger.consume(&opened.ticket_id, remember_until).await;
+            let took = started.elapsed().as_secs_f64();
+            match redeemed {
+                Ok(()) => crate::telemetry::metrics::ledger(took, "redeemed", None),
                 Err(tessera_state::LedgerError::AlreadyUsed) => {
+                    crate::telemetry::metrics::ledger(took, "already_used", None);
                     return Err(fail(RequestStateFailure::AlreadyUsed("already_used")));
                 }
                 // A full or failing ledger is not a bad ticket: fail closed, retryably (never a second acceptance).
                 Err(e) => {
                     tracing::warn!(error = %e, "ticket ledger refused a redemption");
+                    crate::telemetry::metrics::ledger(took, "failed", Some(e.reason()));
                     let retry_after_secs = match e {
                         tessera_state::LedgerError::LedgerFull {
                             retry_after_secs, ..
@@ -77,5 +87,46 @@ impl McpServer {
             }
         }
         Ok(opened.payload)
+    }
+}
+
+impl McpServer {
+    /// Round one's span context, read from the ticket `request` carries (for
+    /// a round that arrives without trace context of its own). The ticket is
+    /// opened again when the request is served, and only then checked for
+    /// single use; `None` when there is no ticket or it does not open.
+    #[cfg(feature = "otel")]
+    pub(crate) fn round_one(
+        &self,
+        request: &crate::intake::Request,
+        facts: &crate::RequestFacts,
+    ) -> Option<opentelemetry::trace::SpanContext> {
+        #[derive(Deserialize)]
+        struct FlowOnly {
+            #[serde(rename = "f")]
+            flow: Option<Flow>,
+        }
+        let token = request.param("requestState")?.as_str()?;
+        let codec = self.codec.as_ref()?;
+        let target = request.target()?;
+        let empty = Value::Object(serde_json::Map::new());
+        let arguments = match request.param("arguments") {
+            Some(a @ Value::Object(_)) => a,
+            _ => &empty,
+        };
+        let prefix = match request.method.as_str() {
+            "tools/call" => self.tools.get(target)?.binding.clone(),
+            "prompts/get" => tessera_state::BindingPrefix::new("prompts/get", target),
+            "resources/read" => tessera_state::BindingPrefix::new("resources/read", target),
+            _ => return None,
+        };
+        let arguments = if request.method == "resources/read" {
+            &empty
+        } else {
+            arguments
+        };
+        let binding = prefix.bind(arguments, facts.principal.as_deref(), &self.audience);
+        let opened = codec.open::<FlowOnly>(token, &binding).ok()?;
+        crate::telemetry::flow::otel::round_one(opened.payload.flow?.first.as_deref()?)
     }
 }

@@ -1,0 +1,39 @@
+//! What an operator sees of each request: one span per MCP message, named and
+//! attributed as the OpenTelemetry semantic conventions for MCP say
+//! (`gen-ai/mcp.md`), the rounds of a multi round-trip flow tied together,
+//! and the server's metrics.
+//!
+//! - [`observe`](crate::McpServer::observe): the SERVER span of one request,
+//!   and its duration, which every transport wraps around serving it;
+//! - [`flow`]: what a ticket carries so that later rounds find round one;
+//! - [`metrics`]: the instruments, recorded once [`record_metrics`] was given
+//!   a meter (feature `otel`).
+//!
+//! Spans are `tracing` spans under the target [`SPAN_TARGET`]: with no
+//! subscriber interested in it, a request pays one disabled-callsite check.
+//! With the `otel` feature and a `tracing-opentelemetry` layer installed, a
+//! span takes its parent from the request's `params._meta.traceparent` and
+//! `tracestate` (the conventions' rule), else from the transport's
+//! ([`RequestFacts::trace_context`](crate::RequestFacts::trace_context): HTTP
+//! headers), else from round one of its flow, and links to round one's span.
+//! Contexts are read through OpenTelemetry's global propagator, which
+//! `tessera-otel` sets to W3C trace context.
+//!
+//! Arguments and answers never become attributes.
+
+pub(crate) mod flow;
+pub mod metrics;
+mod observe;
+#[cfg(feature = "otel")]
+mod propagation;
+
+pub use observe::{Observation, Served};
+#[cfg(feature = "otel")]
+pub use propagation::inject_into;
+
+#[cfg(feature = "otel")]
+pub use metrics::record_metrics;
+
+/// The `tracing` target of the SERVER span around each request (and the
+/// CLIENT spans of questions the era bridge pushes).
+pub const SPAN_TARGET: &str = "tessera::mcp";
