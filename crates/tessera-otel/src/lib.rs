@@ -181,6 +181,7 @@ impl Telemetry {
                 .with_location(false)
                 .with_threads(false)
                 .with_tracked_inactivity(false)
+                .with_target(false)
                 .with_filter(tracing_subscriber::filter::LevelFilter::INFO),
         )
     }

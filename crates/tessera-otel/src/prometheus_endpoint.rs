@@ -29,6 +29,7 @@ pub(crate) async fn serve(listener: tokio::net::TcpListener, registry: Arc<prome
             });
             let io = hyper_util::rt::TokioIo::new(stream);
             let _ = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
                 .header_read_timeout(std::time::Duration::from_secs(10))
                 .serve_connection(io, service)
                 .await;

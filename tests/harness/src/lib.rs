@@ -394,7 +394,8 @@ impl McpReply {
 }
 
 /// One 2026-07-28 request over HTTP with every standard header (and a bearer
-/// `token` when given); `params` gets the `_meta` envelope (form elicitation declared).
+/// `token` when given); `params` gets the `_meta` envelope (form elicitation
+/// declared) beside any `_meta` keys it has.
 pub async fn mcp_post(
     http: &reqwest::Client,
     url: &str,
@@ -404,10 +405,20 @@ pub async fn mcp_post(
     mut params: serde_json::Value,
 ) -> McpReply {
     use serde_json::{Value, json};
-    params["_meta"] = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}
-    });
+    let mut meta = params
+        .get("_meta")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    meta.insert(
+        "io.modelcontextprotocol/protocolVersion".into(),
+        json!("2026-07-28"),
+    );
+    meta.insert(
+        "io.modelcontextprotocol/clientCapabilities".into(),
+        json!({"elicitation": {"form": {}}}),
+    );
+    params["_meta"] = Value::Object(meta);
     let mut request = http
         .post(url)
         .header("content-type", "application/json")

@@ -73,6 +73,21 @@ impl Request {
         }
     }
 
+    /// The W3C trace context `params._meta` carries: `traceparent`, and
+    /// `tracestate` beside it.
+    pub fn trace_context(&self) -> Option<(&str, Option<&str>)> {
+        match (&self.envelope, &self.sent_meta) {
+            (Some(meta), _) | (None, Some(SentMeta::Typed(meta))) => {
+                Some((meta.traceparent.as_deref()?, meta.tracestate.as_deref()))
+            }
+            (None, Some(SentMeta::Value(meta))) => {
+                let field = |key: &str| meta.get(key).and_then(Value::as_str);
+                Some((field("traceparent")?, field("tracestate")))
+            }
+            (None, None) => None,
+        }
+    }
+
     /// A member of `params`.
     pub fn param(&self, key: &str) -> Option<&Value> {
         self.params.get(key)

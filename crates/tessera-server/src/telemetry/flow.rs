@@ -48,7 +48,7 @@ impl Flow {
                 first: None,
             },
         };
-        span.record("mcp.mrtr.round", flow.round);
+        span.record("mcp.mrtr.round", i64::from(flow.round));
         span.record("mcp.mrtr.flow_id", flow.id.as_str());
         Some(flow)
     }

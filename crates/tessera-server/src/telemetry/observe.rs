@@ -3,8 +3,6 @@
 use std::fmt;
 use std::future::Future;
 
-#[cfg(feature = "otel")]
-use serde_json::Value;
 use tessera_protocol::clock::Instant;
 use tracing::Instrument as _;
 use tracing::field::Empty;
@@ -294,12 +292,9 @@ fn request_span(request: &Request, facts: &RequestFacts) -> tracing::Span {
 
 /// The revision the request speaks: the transport's legacy version, else its `_meta`'s.
 fn protocol_version<'a>(request: &'a Request, facts: &'a RequestFacts) -> Option<&'a str> {
-    facts.legacy_version().or_else(|| {
-        request
-            .param("_meta")?
-            .get(tessera_protocol::PROTOCOL_VERSION_KEY)?
-            .as_str()
-    })
+    facts
+        .legacy_version()
+        .or_else(|| request.protocol_version())
 }
 
 /// Whether a `tools/call` result says `isError: true` (read without building it).
@@ -319,10 +314,8 @@ fn adopt_parent(server: &McpServer, span: &tracing::Span, request: &Request, fac
     use opentelemetry::trace::TraceContextExt;
     use tracing_opentelemetry::OpenTelemetrySpanExt;
 
-    let meta = request.param("_meta").and_then(Value::as_object);
-    let field = |key: &str| meta.and_then(|m| m.get(key)).and_then(Value::as_str);
-    let carried = match field("traceparent") {
-        Some(traceparent) => Some(super::propagation::extract(traceparent, field("tracestate"))),
+    let carried = match request.trace_context() {
+        Some((traceparent, tracestate)) => Some(super::propagation::extract(traceparent, tracestate)),
         None => facts
             .trace_context
             .as_ref()
