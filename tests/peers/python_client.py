@@ -41,8 +41,9 @@ async def main() -> None:
     if command.startswith("http://") or command.startswith("https://"):
         server = command
     else:
-        # The SDK passes the child only a safe default environment: forward the key.
-        env = {k: v for k, v in os.environ.items() if k.startswith("MRTR_REQUEST_STATE_KEY")}
+        # The SDK passes the child only a safe default environment: forward
+        # the key and the OpenTelemetry settings.
+        env = {k: v for k, v in os.environ.items() if k.startswith(("MRTR_REQUEST_STATE_KEY", "OTEL_"))}
         server = StdioServerParameters(command=command, args=args, env=env)
     async with Client(server, mode=mode, elicitation_callback=elicit) as client:
         tools = await client.list_tools()

@@ -322,6 +322,76 @@ async fn over_stdio_every_round_is_in_the_callers_trace_too() {
     assert_every_round_in_the_callers_trace(&spans, "pipe");
 }
 
+/// The official Python SDK client in the initialize era, `target` the
+/// counter command (stdio) or URL: the era bridge pushes each form.
+fn python_legacy_flow(target: &[&str], otlp: &OtlpReceiver) {
+    let peers = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/peers");
+    let python = peers.join(".venv/bin/python");
+    assert!(
+        python.exists(),
+        "{} is not installed: run scripts/install-test-peers (scripts/test does)",
+        python.display()
+    );
+    let mut command = Command::new(python);
+    command
+        .arg(peers.join("python_client.py"))
+        .args(["legacy", "accept"])
+        .args(target)
+        .env("MRTR_REQUEST_STATE_KEY", KEY);
+    otel_env(&mut command, Some(otlp));
+    let out = command.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("Counter increased by 5; next value is 15"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// One SERVER span for the initialize-era call, each pushed question a CLIENT span inside it.
+fn assert_pushed_questions_are_child_spans(otlp: &OtlpReceiver, transport: &str) {
+    let spans = otlp.wait_for(Duration::from_secs(20), |spans| {
+        !tool_spans(spans).is_empty()
+            && spans.iter().filter(|s| s["kind"] == "CLIENT").count() >= 2
+    });
+    let call = &tool_spans(&spans)[0];
+    assert_eq!(call["attributes"]["network.transport"], transport, "{call}");
+    assert_eq!(call["attributes"]["mcp.mrtr.outcome"], "complete", "{call}");
+    assert!(
+        call["attributes"]["mcp.protocol.version"]
+            .as_str()
+            .is_some_and(|v| v != "2026-07-28"),
+        "an initialize-era version: {call}"
+    );
+    let questions: Vec<&Value> = spans.iter().filter(|s| s["kind"] == "CLIENT").collect();
+    assert_eq!(questions.len(), 2, "{spans:#?}");
+    let keys: Vec<&Value> = questions
+        .iter()
+        .map(|q| &q["attributes"]["mcp.mrtr.input_key"])
+        .collect();
+    assert_eq!(keys, [&json!("amount"), &json!("confirmation")]);
+    for q in questions {
+        assert_eq!(q["name"], "elicitation/create", "{q}");
+        assert_eq!(q["trace_id"], call["trace_id"], "{q}");
+        assert_eq!(q["parent_span_id"], call["span_id"], "a child of the call: {q}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn over_stdio_the_era_bridge_pushes_each_question_as_a_child_span() {
+    let otlp = OtlpReceiver::start();
+    python_legacy_flow(&[env!("CARGO_BIN_EXE_counter"), "--stdio"], &otlp);
+    assert_pushed_questions_are_child_spans(&otlp, "pipe");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn over_http_the_era_bridge_pushes_each_question_as_a_child_span() {
+    let otlp = OtlpReceiver::start();
+    let server = counter(&["--legacy", "serve"], Some(&otlp));
+    python_legacy_flow(&[server.url.as_str()], &otlp);
+    assert_pushed_questions_are_child_spans(&otlp, "tcp");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn the_duration_metric_reaches_the_otlp_receiver() {
     let otlp = OtlpReceiver::start();
