@@ -1,7 +1,7 @@
 """A real OTLP/HTTP receiver for the tests, built on the official protobuf
 definitions (PyPI `opentelemetry-proto`).
 
-    python otlp_receiver.py [PORT]
+    python otlp_receiver.py [--discard] [PORT]
 
 Binds 127.0.0.1 on PORT (default 0: a free one) and prints `listening PORT`
 as its first line. Serves:
@@ -14,7 +14,8 @@ as its first line. Serves:
 
 A metric's "kind" is the name of its data field ("sum", "gauge",
 "histogram", ...). Only protobuf is accepted (else 415); undecodable bodies
-get 400. Nothing is logged per request.
+get 400. Nothing is logged per request. With --discard (for benchmarks)
+every export is answered without being decoded or kept.
 """
 
 import gzip
@@ -163,6 +164,8 @@ class Handler(BaseHTTPRequestHandler):
         export = EXPORTS.get(self.path.split("?")[0])
         if export is None:
             return self.answer(404)
+        if DISCARD:
+            return self.answer(200, b"", PROTOBUF)
         content_type = self.headers.get("Content-Type", "").split(";")[0].strip().lower()
         if content_type != PROTOBUF:
             return self.answer(415, f"not {PROTOBUF}: {content_type!r}".encode(), "text/plain")
@@ -190,8 +193,12 @@ class Handler(BaseHTTPRequestHandler):
         self.answer(204)
 
 
+DISCARD = "--discard" in sys.argv[1:]
+
+
 def main():
-    port = int(sys.argv[1]) if len(sys.argv) > 1 else 0
+    args = [a for a in sys.argv[1:] if a != "--discard"]
+    port = int(args[0]) if args else 0
     server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
     server.daemon_threads = True
     print(f"listening {server.server_address[1]}", flush=True)

@@ -63,12 +63,20 @@ pub enum TelemetryError {
 pub struct TelemetryBuilder {
     service_name: String,
     prometheus: bool,
+    arguments: bool,
 }
 
 impl TelemetryBuilder {
     /// Keeps the metrics for [`Telemetry::serve_metrics`] too (`--metrics`).
     pub fn prometheus(mut self, on: bool) -> Self {
         self.prometheus = on;
+        self
+    }
+
+    /// Puts arguments and answers on spans (`--trace-arguments`; off by
+    /// default: they may hold what users typed).
+    pub fn record_arguments(mut self, on: bool) -> Self {
+        self.arguments = on;
         self
     }
 
@@ -98,6 +106,7 @@ impl TelemetryBuilder {
             opentelemetry_sdk::propagation::TraceContextPropagator::new(),
         );
         if export.traces {
+            tessera_server::telemetry::record_arguments(self.arguments);
             let exporter = opentelemetry_otlp::SpanExporter::builder()
                 .with_http()
                 .build()
@@ -154,6 +163,7 @@ impl Telemetry {
         TelemetryBuilder {
             service_name: service_name.into(),
             prometheus: false,
+            arguments: false,
         }
     }
 

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let outcome = counter::boot::config_from_args().and_then(|config| {
-        let _watching = counter::boot::init_observability("axum-mount", false)?;
+        let _watching = counter::boot::init_observability(tessera::otel::Telemetry::builder("axum-mount"))?;
         run(config)
     });
     match outcome {

@@ -54,16 +54,16 @@ pub const DEFAULT_LOG_FILTER: &str = "info,tessera::mcp=warn";
 
 /// Logs to stderr at `info` unless `RUST_LOG` says otherwise (colours on a
 /// terminal), through a queue written by its own thread, so that the
-/// per-request line never makes a request wait; and sets up OpenTelemetry for
-/// `service` from the `OTEL_*` variables, keeping metrics for Prometheus when
-/// `prometheus` (`--metrics`).
-pub fn init_observability(service: &str, prometheus: bool) -> Result<Observability, String> {
+/// per-request line never makes a request wait; and sets `telemetry` up from
+/// the `OTEL_*` variables.
+pub fn init_observability(
+    telemetry: tessera::otel::TelemetryBuilder,
+) -> Result<Observability, String> {
     use tracing_subscriber::Layer as _;
     use tracing_subscriber::layer::SubscriberExt as _;
     use tracing_subscriber::util::SubscriberInitExt as _;
 
-    let telemetry = tessera::otel::Telemetry::builder(service)
-        .prometheus(prometheus)
+    let telemetry = telemetry
         .from_env()
         .map_err(|e| format!("telemetry: {e}"))?;
     let (queue, guard) = crate::log_queue::LogQueue::to_stderr();

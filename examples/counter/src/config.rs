@@ -35,6 +35,8 @@ pub struct Config {
     pub oauth_scope: Option<String>,
     /// `--metrics HOST:PORT`: serve the Prometheus text format there.
     pub metrics: Option<String>,
+    /// `--trace-arguments`: arguments and answers on spans.
+    pub trace_arguments: bool,
 }
 
 /// Usage text.
@@ -42,7 +44,7 @@ pub const USAGE: &str =
     "usage: counter [--addr HOST:PORT] [--legacy reject|stateless|serve] [--ttl SECONDS] [--dev]
                [--single-use] [--ledger redis://HOST:PORT/] [--redis redis://HOST:PORT/]
                [--oauth-issuer URL [--oauth-resource URL] [--oauth-scope SCOPE]]
-               [--metrics HOST:PORT]
+               [--metrics HOST:PORT] [--trace-arguments]
        counter --stdio [--ttl SECONDS] [--dev] [--single-use] [--metrics HOST:PORT]
 
   --addr     where to listen (default 127.0.0.1:8787, or 127.0.0.1:$PORT)
@@ -65,6 +67,8 @@ pub const USAGE: &str =
                     (default http://ADDR/mcp)
   --oauth-scope     the scope increase-counter needs (403 insufficient_scope without it)
   --metrics  serve the metrics in the Prometheus text format at http://HOST:PORT/metrics
+  --trace-arguments  put tool arguments and the user's answers on exported spans
+             (off by default: they may hold personal data)
 
 The key comes from MRTR_REQUEST_STATE_KEY (environment first, then .dev.vars).
 For rotation, MRTR_REQUEST_STATE_KEYS=\"k2:new-secret,k1:old-secret\" (first seals).
@@ -90,6 +94,7 @@ impl Config {
             oauth_resource: None,
             oauth_scope: None,
             metrics: None,
+            trace_arguments: false,
         };
         let mut args = args.into_iter();
         while let Some(arg) = args.next() {
@@ -113,6 +118,7 @@ impl Config {
                 "--oauth-resource" => config.oauth_resource = Some(value("--oauth-resource")?),
                 "--oauth-scope" => config.oauth_scope = Some(value("--oauth-scope")?),
                 "--metrics" => config.metrics = Some(value("--metrics")?),
+                "--trace-arguments" => config.trace_arguments = true,
                 "--ledger" => {
                     let url = value("--ledger")?;
                     if !url.starts_with("redis://") && !url.starts_with("rediss://") {

@@ -12,7 +12,11 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     let started = counter::boot::config_from_args().and_then(|config| {
-        let watching = counter::boot::init_observability("counter", config.metrics.is_some())?;
+        let watching = counter::boot::init_observability(
+            tessera::otel::Telemetry::builder("counter")
+                .prometheus(config.metrics.is_some())
+                .record_arguments(config.trace_arguments),
+        )?;
         Ok((config, watching))
     });
     let outcome = started.and_then(|(config, watching)| run(config, &watching));

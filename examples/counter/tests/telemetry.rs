@@ -203,6 +203,24 @@ async fn a_fresh_traceparent_per_round_keeps_each_parent_and_links_to_round_one(
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn arguments_and_answers_appear_only_when_the_operator_opts_in() {
+    let otlp = OtlpReceiver::start();
+    let server = counter(&["--trace-arguments"], Some(&otlp));
+    three_rounds(&server.url, |_| json!({})).await;
+    let spans = wait_for_tool_spans(&otlp, 3);
+    assert_eq!(
+        spans[0]["attributes"]["mcp.request.arguments"],
+        r#"{"current":10}"#,
+        "{}",
+        spans[0]
+    );
+    let answers = spans[1]["attributes"]["mcp.request.input_responses"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(answers.contains(r#""amount":5"#), "{}", spans[1]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn the_http_traceparent_header_is_the_parent_when_meta_has_none() {
     let otlp = OtlpReceiver::start();
     let server = counter(&[], Some(&otlp));

@@ -19,7 +19,8 @@
 //! Contexts are read through OpenTelemetry's global propagator, which
 //! `tessera-otel` sets to W3C trace context.
 //!
-//! Arguments and answers never become attributes.
+//! Arguments and answers never become attributes unless the operator turns
+//! [`record_arguments`] on.
 
 pub(crate) mod flow;
 pub mod metrics;
@@ -27,7 +28,7 @@ mod observe;
 #[cfg(feature = "otel")]
 mod propagation;
 
-pub use observe::{Observation, Served};
+pub use observe::{MAX_RECORDED_BYTES, Observation, Served, record_arguments};
 #[cfg(feature = "otel")]
 pub use propagation::inject_into;
 

@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use tessera_protocol::clock::Instant;
 use tracing::Instrument as _;
@@ -34,6 +35,20 @@ const KNOWN_METHODS: &[&str] = &[
 
 /// What a metric says for a value outside the known set (the conventions' word).
 const OTHER: &str = "_OTHER";
+
+/// Whether spans carry arguments and answers ([`record_arguments`]).
+static RECORD_ARGUMENTS: AtomicBool = AtomicBool::new(false);
+
+/// Most bytes of arguments or answers one span attribute holds.
+pub const MAX_RECORDED_BYTES: usize = 4096;
+
+/// Puts each request's arguments (`mcp.request.arguments`) and the answers
+/// it brings (`mcp.request.input_responses`) on its span, as JSON of at most
+/// [`MAX_RECORDED_BYTES`] bytes. Off unless the operator turns it on: they
+/// may hold what users typed.
+pub fn record_arguments(on: bool) {
+    RECORD_ARGUMENTS.store(on, Ordering::Relaxed);
+}
 
 /// One request being served and watched: its SERVER span, entered while it
 /// is served, and when it began.
@@ -234,6 +249,19 @@ impl fmt::Display for SpanName<'_> {
     }
 }
 
+/// A request id in its string form (`jsonrpc.request.id`): a string id as it
+/// is, unquoted.
+struct IdText<'a>(&'a tessera_protocol::RequestId);
+
+impl fmt::Display for IdText<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            tessera_protocol::RequestId::String(s) => f.write_str(s),
+            tessera_protocol::RequestId::Integer(n) => write!(f, "{n}"),
+        }
+    }
+}
+
 /// The SERVER span of `request`, with every attribute known before it is served.
 fn request_span(request: &Request, facts: &RequestFacts) -> tracing::Span {
     let method = request.method.as_str();
@@ -251,7 +279,7 @@ fn request_span(request: &Request, facts: &RequestFacts) -> tracing::Span {
         gen_ai.tool.name = Empty,
         gen_ai.prompt.name = Empty,
         mcp.resource.uri = Empty,
-        jsonrpc.request.id = %request.id,
+        jsonrpc.request.id = %IdText(&request.id),
         mcp.protocol.version = Empty,
         mcp.session.id = Empty,
         network.transport = Empty,
@@ -261,9 +289,21 @@ fn request_span(request: &Request, facts: &RequestFacts) -> tracing::Span {
         mcp.mrtr.round = Empty,
         mcp.mrtr.flow_id = Empty,
         mcp.mrtr.input_keys = Empty,
+        mcp.request.arguments = Empty,
+        mcp.request.input_responses = Empty,
     );
     if span.is_disabled() {
         return span;
+    }
+    if RECORD_ARGUMENTS.load(Ordering::Relaxed) {
+        for (param, field) in [
+            ("arguments", "mcp.request.arguments"),
+            ("inputResponses", "mcp.request.input_responses"),
+        ] {
+            if let Some(value) = request.param(param) {
+                span.record(field, bounded_json(value).as_str());
+            }
+        }
     }
     match (method, target) {
         ("tools/call", Some(tool)) => {
@@ -295,6 +335,20 @@ fn protocol_version<'a>(request: &'a Request, facts: &'a RequestFacts) -> Option
     facts
         .legacy_version()
         .or_else(|| request.protocol_version())
+}
+
+/// `value` as JSON, cut at a character boundary after [`MAX_RECORDED_BYTES`] (then ending in `…`).
+fn bounded_json(value: &serde_json::Value) -> String {
+    let mut text = value.to_string();
+    if text.len() > MAX_RECORDED_BYTES {
+        let mut end = MAX_RECORDED_BYTES;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push('…');
+    }
+    text
 }
 
 /// Whether a `tools/call` result says `isError: true` (read without building it).
