@@ -94,7 +94,10 @@ mod tests {
             }
         );
         let traces_only = [
-            ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://127.0.0.1:4318/v1/traces"),
+            (
+                "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+                "http://127.0.0.1:4318/v1/traces",
+            ),
             ("OTEL_METRICS_EXPORTER", "none"),
         ];
         assert_eq!(

@@ -3,6 +3,7 @@
 //! Prometheus text endpoint. Nothing is exported unless configured.
 //!
 //! ```no_run
+//! use tracing_subscriber::Layer as _;
 //! use tracing_subscriber::layer::SubscriberExt as _;
 //! use tracing_subscriber::util::SubscriberInitExt as _;
 //!
@@ -10,9 +11,12 @@
 //! let telemetry = tessera_otel::Telemetry::builder("my-server")
 //!     .prometheus(true)
 //!     .from_env()?;
-//! tracing_subscriber::registry()
-//!     .with(telemetry.tracing_layer())
-//!     .init();
+//! let log = tracing_subscriber::fmt::layer().with_filter(tracing_subscriber::EnvFilter::new("info"));
+//! let subscriber = tracing_subscriber::registry().with(log);
+//! match telemetry.tracing_layer() {
+//!     Some(spans) => subscriber.with(spans).init(),
+//!     None => subscriber.init(),
+//! }
 //! // ... serve; keep `telemetry` until exit: dropping it sends what is queued.
 //! # Ok(()) }
 //! ```
@@ -84,10 +88,10 @@ impl TelemetryBuilder {
     /// installs the global propagator, tracer and meter providers, and starts
     /// Tessera's instruments.
     pub fn from_env(self) -> Result<Telemetry, TelemetryError> {
-        self.from_vars(|name| std::env::var(name).ok())
+        self.install_with(|name| std::env::var(name).ok())
     }
 
-    fn from_vars(self, var: impl Fn(&str) -> Option<String>) -> Result<Telemetry, TelemetryError> {
+    fn install_with(self, var: impl Fn(&str) -> Option<String>) -> Result<Telemetry, TelemetryError> {
         let export = config::Export::from_vars(&var)?;
         let mut telemetry = Telemetry::default();
         if !export.traces && !export.metrics && !self.prometheus {
@@ -139,9 +143,9 @@ impl TelemetryBuilder {
             }
             let provider = builder.build();
             opentelemetry::global::set_meter_provider(provider.clone());
-            tessera_server::telemetry::record_metrics(&opentelemetry::metrics::MeterProvider::meter(
-                &provider, "tessera",
-            ));
+            tessera_server::telemetry::record_metrics(
+                &opentelemetry::metrics::MeterProvider::meter(&provider, "tessera"),
+            );
             telemetry.meters = Some(provider);
         }
         Ok(telemetry)
@@ -178,8 +182,10 @@ impl Telemetry {
     }
 
     /// The layer that turns `tracing` spans at `info` and above into
-    /// OpenTelemetry spans, when traces are exported (`None` otherwise: add
-    /// it to a subscriber either way).
+    /// OpenTelemetry spans, when traces are exported. When it is `None`,
+    /// leave it out of the subscriber rather than adding the `Option`: a
+    /// `None` layer still marks every callsite as wanted, so spans nobody
+    /// records would be built.
     pub fn tracing_layer<S>(&self) -> Option<impl Layer<S> + use<S>>
     where
         S: tracing::Subscriber + for<'span> tracing_subscriber::registry::LookupSpan<'span>,

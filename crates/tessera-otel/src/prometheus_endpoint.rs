@@ -45,16 +45,25 @@ fn answer<B>(request: &Request<B>, registry: &prometheus::Registry) -> Response<
         r
     };
     if request.uri().path() != "/metrics" {
-        return plain(StatusCode::NOT_FOUND, "Not Found: metrics are at /metrics\n");
+        return plain(
+            StatusCode::NOT_FOUND,
+            "Not Found: metrics are at /metrics\n",
+        );
     }
     if request.method() != Method::GET && request.method() != Method::HEAD {
-        return plain(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed: use GET\n");
+        return plain(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "Method Not Allowed: use GET\n",
+        );
     }
     let encoder = TextEncoder::new();
     let mut text = Vec::new();
     if let Err(e) = encoder.encode(&registry.gather(), &mut text) {
         tracing::warn!(error = %e, "metrics endpoint: cannot encode the metrics");
-        return plain(StatusCode::INTERNAL_SERVER_ERROR, "cannot encode the metrics\n");
+        return plain(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "cannot encode the metrics\n",
+        );
     }
     let mut r = Response::new(Full::new(Bytes::from(text)));
     if let Ok(value) = header::HeaderValue::from_str(encoder.format_type()) {

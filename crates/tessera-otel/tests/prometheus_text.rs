@@ -38,9 +38,21 @@ async fn durations_are_counted_per_method_and_tool_and_made_up_names_count_as_ot
     assert!(telemetry.records_metrics());
     let server = server();
     for id in 0..3 {
-        serve(&server, id, "tools/call", json!({"name": "echo", "arguments": {"n": id}})).await;
+        serve(
+            &server,
+            id,
+            "tools/call",
+            json!({"name": "echo", "arguments": {"n": id}}),
+        )
+        .await;
     }
-    serve(&server, 10, "tools/call", json!({"name": "no-such-tool-1f3a", "arguments": {}})).await;
+    serve(
+        &server,
+        10,
+        "tools/call",
+        json!({"name": "no-such-tool-1f3a", "arguments": {}}),
+    )
+    .await;
     serve(&server, 11, "made/up-method-9c2e", json!({})).await;
     serve(&server, 12, "tools/list", json!({})).await;
 
@@ -58,11 +70,21 @@ async fn durations_are_counted_per_method_and_tool_and_made_up_names_count_as_ot
         Some(3.0),
         "{text}"
     );
-    assert_eq!(count(r#"mcp_method_name="tools/list""#), Some(1.0), "{text}");
+    assert_eq!(
+        count(r#"mcp_method_name="tools/list""#),
+        Some(1.0),
+        "{text}"
+    );
     assert!(text.contains(r#"gen_ai_tool_name="_OTHER""#), "{text}");
     assert!(text.contains(r#"mcp_method_name="_OTHER""#), "{text}");
-    assert!(!text.contains("no-such-tool-1f3a") && !text.contains("made/up"), "{text}");
+    assert!(
+        !text.contains("no-such-tool-1f3a") && !text.contains("made/up"),
+        "{text}"
+    );
     assert!(text.contains(r#"error_type="-32602""#), "{text}");
     assert!(text.contains(r#"network_transport="tcp""#), "{text}");
-    assert!(text.contains("# TYPE mcp_server_operation_duration_seconds histogram"), "{text}");
+    assert!(
+        text.contains("# TYPE mcp_server_operation_duration_seconds histogram"),
+        "{text}"
+    );
 }

@@ -49,7 +49,10 @@ impl TraceContext {
     /// assert!(!meta.contains_key("tracestate"));
     /// ```
     pub fn insert_into(&self, meta: &mut Map<String, Value>) {
-        meta.insert("traceparent".into(), Value::String(self.traceparent.clone()));
+        meta.insert(
+            "traceparent".into(),
+            Value::String(self.traceparent.clone()),
+        );
         match &self.tracestate {
             Some(state) => {
                 meta.insert("tracestate".into(), Value::String(state.clone()));

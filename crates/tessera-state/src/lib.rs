@@ -78,11 +78,11 @@ mod token;
 
 pub use binding::{ArgumentsDigest, Binding, BindingDigest, BindingPrefix};
 pub use canonical::canonical_json;
-pub use digest::digest_hex;
 pub use codec::{
     DEFAULT_MAX_TOKEN_LEN, DEFAULT_TTL, MAX_CLOCK_SKEW_SECS, MAX_TTL, MIN_MAX_TOKEN_LEN,
     RequestStateCodec, RequestStateCodecBuilder,
 };
+pub use digest::digest_hex;
 pub use error::{
     ConfigError, LedgerError, OpenError, SealError, WIRE_CODE, WIRE_MESSAGE, WIRE_REASON,
 };

@@ -4,7 +4,8 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let outcome = counter::boot::config_from_args().and_then(|config| {
-        let _watching = counter::boot::init_observability(tessera::otel::Telemetry::builder("axum-mount"))?;
+        let _watching =
+            counter::boot::init_observability(tessera::otel::Telemetry::builder("axum-mount"))?;
         run(config)
     });
     match outcome {

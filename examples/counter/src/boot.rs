@@ -74,10 +74,13 @@ pub fn init_observability(
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_LOG_FILTER)),
         );
-    tracing_subscriber::registry()
-        .with(log)
-        .with(telemetry.tracing_layer())
-        .init();
+    // No `Option` layer when nothing is exported: a `None` layer still makes
+    // every callsite "sometimes", and the per-request span would be built for nobody.
+    let subscriber = tracing_subscriber::registry().with(log);
+    match telemetry.tracing_layer() {
+        Some(spans) => subscriber.with(spans).init(),
+        None => subscriber.init(),
+    }
     // The per-request line, when it is wanted, is formatted by the writer thread too.
     if tracing::enabled!(target: "tessera_http::stream", tracing::Level::INFO) {
         let _ = ACCESS_LOG.set(Arc::new(queue));

@@ -29,7 +29,10 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(config: counter::config::Config, watching: &counter::boot::Observability) -> Result<(), String> {
+fn run(
+    config: counter::config::Config,
+    watching: &counter::boot::Observability,
+) -> Result<(), String> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -79,7 +79,10 @@ async fn three_rounds(url: &str, meta: impl Fn(usize) -> Value) -> Value {
         assert_eq!(reply.status, 200, "round {round}: {}", reply.body);
         last = reply.body["result"].clone();
         if round < 3 {
-            assert_eq!(last["resultType"], "input_required", "round {round}: {last}");
+            assert_eq!(
+                last["resultType"], "input_required",
+                "round {round}: {last}"
+            );
             params["requestState"] = last["requestState"].clone();
             params["inputResponses"] = answers[round - 1].clone();
         }
@@ -99,7 +102,9 @@ fn tool_spans(spans: &[Value]) -> Vec<Value> {
 }
 
 fn wait_for_tool_spans(otlp: &OtlpReceiver, n: usize) -> Vec<Value> {
-    let spans = otlp.wait_for(Duration::from_secs(20), |spans| tool_spans(spans).len() >= n);
+    let spans = otlp.wait_for(Duration::from_secs(20), |spans| {
+        tool_spans(spans).len() >= n
+    });
     tool_spans(&spans)
 }
 
@@ -128,22 +133,39 @@ fn assert_conventions(spans: &[Value]) {
         assert_eq!(a["gen_ai.operation.name"], "execute_tool", "{span}");
         assert_eq!(a["mcp.protocol.version"], "2026-07-28", "{span}");
         // A new JSON-RPC id every round.
-        assert!(a["jsonrpc.request.id"].as_str().is_some_and(|id| !id.is_empty()), "{span}");
+        assert!(
+            a["jsonrpc.request.id"]
+                .as_str()
+                .is_some_and(|id| !id.is_empty()),
+            "{span}"
+        );
         if i > 0 {
-            assert_ne!(a["jsonrpc.request.id"], spans[i - 1]["attributes"]["jsonrpc.request.id"]);
+            assert_ne!(
+                a["jsonrpc.request.id"],
+                spans[i - 1]["attributes"]["jsonrpc.request.id"]
+            );
         }
         assert_eq!(a["mcp.mrtr.round"], (i + 1) as i64, "{span}");
-        assert_eq!(&a["mcp.mrtr.flow_id"], flow, "one flow id for every round: {span}");
+        assert_eq!(
+            &a["mcp.mrtr.flow_id"], flow,
+            "one flow id for every round: {span}"
+        );
         assert_eq!(span["service_name"], "counter-under-test", "{span}");
         // Arguments and answers never become attributes.
         let text = a.to_string();
-        assert!(!text.contains("\"current\"") && !text.contains("confirm\":"), "{text}");
+        assert!(
+            !text.contains("\"current\"") && !text.contains("confirm\":"),
+            "{text}"
+        );
     }
     let network = &spans[0]["attributes"]["network.transport"];
     assert!(network == "tcp" || network == "pipe", "{}", spans[0]);
     assert_eq!(spans[0]["attributes"]["mcp.mrtr.outcome"], "input_required");
     assert_eq!(spans[0]["attributes"]["mcp.mrtr.input_keys"], "amount");
-    assert_eq!(spans[1]["attributes"]["mcp.mrtr.input_keys"], "confirmation");
+    assert_eq!(
+        spans[1]["attributes"]["mcp.mrtr.input_keys"],
+        "confirmation"
+    );
     assert_eq!(spans[2]["attributes"]["mcp.mrtr.outcome"], "complete");
 }
 
@@ -167,11 +189,22 @@ async fn a_flow_with_trace_context_on_round_one_only_is_one_trace_continuing_rou
     assert_eq!(spans.len(), 3, "{spans:#?}");
     assert_conventions(&spans);
     let first = spans[0]["span_id"].as_str().unwrap().to_owned();
-    assert_eq!(spans[0]["parent_span_id"], CALLER_SPAN, "round one's parent is the caller's span");
+    assert_eq!(
+        spans[0]["parent_span_id"], CALLER_SPAN,
+        "round one's parent is the caller's span"
+    );
     for later in &spans[1..] {
         assert_eq!(later["trace_id"], CALLER_TRACE, "{later}");
-        assert_eq!(later["parent_span_id"], first.as_str(), "continues round one: {later}");
-        assert_eq!(links(later), vec![(CALLER_TRACE.to_owned(), first.clone())], "{later}");
+        assert_eq!(
+            later["parent_span_id"],
+            first.as_str(),
+            "continues round one: {later}"
+        );
+        assert_eq!(
+            links(later),
+            vec![(CALLER_TRACE.to_owned(), first.clone())],
+            "{later}"
+        );
     }
     assert_eq!(spans[0]["trace_id"], CALLER_TRACE);
 }
@@ -186,18 +219,26 @@ async fn a_fresh_traceparent_per_round_keeps_each_parent_and_links_to_round_one(
         "33333333333333333333333333333333",
     ];
     let parents = ["1111111111111111", "2222222222222222", "3333333333333333"];
-    three_rounds(&server.url, |round| {
-        json!({"traceparent": traceparent(traces[round - 1], parents[round - 1])})
-    })
+    three_rounds(
+        &server.url,
+        |round| json!({"traceparent": traceparent(traces[round - 1], parents[round - 1])}),
+    )
     .await;
     let spans = wait_for_tool_spans(&otlp, 3);
     assert_conventions(&spans);
-    let first = (traces[0].to_owned(), spans[0]["span_id"].as_str().unwrap().to_owned());
+    let first = (
+        traces[0].to_owned(),
+        spans[0]["span_id"].as_str().unwrap().to_owned(),
+    );
     for (i, span) in spans.iter().enumerate() {
         assert_eq!(span["trace_id"], traces[i], "{span}");
         assert_eq!(span["parent_span_id"], parents[i], "{span}");
         if i > 0 {
-            assert_eq!(links(span), vec![first.clone()], "linked to round one: {span}");
+            assert_eq!(
+                links(span),
+                vec![first.clone()],
+                "linked to round one: {span}"
+            );
         }
     }
 }
@@ -209,8 +250,7 @@ async fn arguments_and_answers_appear_only_when_the_operator_opts_in() {
     three_rounds(&server.url, |_| json!({})).await;
     let spans = wait_for_tool_spans(&otlp, 3);
     assert_eq!(
-        spans[0]["attributes"]["mcp.request.arguments"],
-        r#"{"current":10}"#,
+        spans[0]["attributes"]["mcp.request.arguments"], r#"{"current":10}"#,
         "{}",
         spans[0]
     );
@@ -294,7 +334,12 @@ fn cli_flow(target: &[&str], otlp: &OtlpReceiver) {
         .arg("call")
         .args(target)
         .args(["increase-counter", "current=10"])
-        .args(["--answer", "amount.amount=5", "--answer", "confirmation.confirm=true"])
+        .args([
+            "--answer",
+            "amount.amount=5",
+            "--answer",
+            "confirmation.confirm=true",
+        ])
         .env("MRTR_REQUEST_STATE_KEY", KEY)
         .stdin(Stdio::null());
     otel_env(&mut command, Some(otlp));
@@ -369,8 +414,7 @@ fn python_legacy_flow(target: &[&str], otlp: &OtlpReceiver) {
 /// One SERVER span for the initialize-era call, each pushed question a CLIENT span inside it.
 fn assert_pushed_questions_are_child_spans(otlp: &OtlpReceiver, transport: &str) {
     let spans = otlp.wait_for(Duration::from_secs(20), |spans| {
-        !tool_spans(spans).is_empty()
-            && spans.iter().filter(|s| s["kind"] == "CLIENT").count() >= 2
+        !tool_spans(spans).is_empty() && spans.iter().filter(|s| s["kind"] == "CLIENT").count() >= 2
     });
     let call = &tool_spans(&spans)[0];
     assert_eq!(call["attributes"]["network.transport"], transport, "{call}");
@@ -391,7 +435,10 @@ fn assert_pushed_questions_are_child_spans(otlp: &OtlpReceiver, transport: &str)
     for q in questions {
         assert_eq!(q["name"], "elicitation/create", "{q}");
         assert_eq!(q["trace_id"], call["trace_id"], "{q}");
-        assert_eq!(q["parent_span_id"], call["span_id"], "a child of the call: {q}");
+        assert_eq!(
+            q["parent_span_id"], call["span_id"],
+            "a child of the call: {q}"
+        );
     }
 }
 
@@ -408,6 +455,63 @@ async fn over_http_the_era_bridge_pushes_each_question_as_a_child_span() {
     let server = counter(&["--legacy", "serve"], Some(&otlp));
     python_legacy_flow(&[server.url.as_str()], &otlp);
     assert_pushed_questions_are_child_spans(&otlp, "tcp");
+}
+
+/// A client in a trace of its own (an OpenTelemetry tracer, no exporter: its
+/// spans only need real contexts), its span current while it calls.
+#[tokio::test(flavor = "current_thread")]
+async fn tessera_client_carries_the_current_span_into_every_round() {
+    use std::collections::HashMap;
+    use std::sync::Arc;
+
+    use opentelemetry::trace::{TraceContextExt as _, TracerProvider as _};
+    use tessera::client::{McpClient, ScriptedAnswer, ScriptedElicitor};
+    use tracing::Instrument as _;
+    use tracing_opentelemetry::OpenTelemetrySpanExt as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+
+    let otlp = OtlpReceiver::start();
+    let server = counter(&[], Some(&otlp));
+    opentelemetry::global::set_text_map_propagator(
+        opentelemetry_sdk::propagation::TraceContextPropagator::new(),
+    );
+    let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder().build();
+    let subscriber = tracing_subscriber::registry()
+        .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("test-client")));
+    // This test's thread only: the runtime is current-thread.
+    let _default = tracing::subscriber::set_default(subscriber);
+
+    let content = |v: Value| ScriptedAnswer::Accept(v.as_object().unwrap().clone());
+    let elicitor = Arc::new(ScriptedElicitor::new(HashMap::from([
+        ("amount".to_owned(), content(json!({"amount": 5}))),
+        ("confirmation".to_owned(), content(json!({"confirm": true}))),
+    ])));
+    let client = McpClient::builder(&server.url)
+        .elicitor(elicitor)
+        .build()
+        .unwrap();
+    let caller = tracing::info_span!("book a trip");
+    let context = caller.context().span().span_context().clone();
+    assert!(context.is_valid());
+    let result = client
+        .call_tool("increase-counter", json!({"current": 10}))
+        .instrument(caller)
+        .await
+        .unwrap();
+    assert_eq!(
+        result.content[0].as_text(),
+        Some("Counter increased by 5; next value is 15")
+    );
+    let spans = wait_for_tool_spans(&otlp, 3);
+    assert_eq!(spans.len(), 3, "{spans:#?}");
+    for span in &spans {
+        assert_eq!(span["trace_id"], context.trace_id().to_string(), "{span}");
+        assert_eq!(
+            span["parent_span_id"],
+            context.span_id().to_string(),
+            "{span}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -480,7 +584,8 @@ async fn prometheus_scraping_metrics_counts_every_tools_call() {
     let query = r#"sum(mcp_server_operation_duration_seconds_count{mcp_method_name="tools/call"})"#;
     let counted = prometheus.wait_for_value(query, N as f64, Duration::from_secs(30));
     assert_eq!(counted, N as f64);
-    let listed = r#"sum(mcp_server_operation_duration_seconds_count{mcp_method_name="tools/list"})"#;
+    let listed =
+        r#"sum(mcp_server_operation_duration_seconds_count{mcp_method_name="tools/list"})"#;
     assert_eq!(prometheus.query(listed), Some(1.0));
 }
 

@@ -12,13 +12,14 @@ use tessera::{ChangeBus, MemoryBus};
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    let outcome = Config::from_args(std::env::args().skip(1), std::env::var("PORT").ok())
-        .and_then(|config| {
+    let outcome = Config::from_args(std::env::args().skip(1), std::env::var("PORT").ok()).and_then(
+        |config| {
             let watching = counter::boot::init_observability(
                 tessera::otel::Telemetry::builder("notes").prometheus(config.metrics.is_some()),
             )?;
             run(config, &watching)
-        });
+        },
+    );
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {

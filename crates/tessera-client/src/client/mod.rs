@@ -29,9 +29,9 @@ mod builder;
 mod era;
 mod listen;
 mod rounds;
+mod tasks;
 #[cfg(feature = "otel")]
 mod trace;
-mod tasks;
 
 use builder::local_label;
 pub use builder::{DEFAULT_TASK_WAIT, McpClientBuilder};

@@ -10,7 +10,8 @@ pub(super) fn inject_current(meta: &mut JsonObject) {
     struct Meta<'a>(&'a mut JsonObject);
     impl opentelemetry::propagation::Injector for Meta<'_> {
         fn set(&mut self, key: &str, value: String) {
-            self.0.insert(key.to_owned(), serde_json::Value::String(value));
+            self.0
+                .insert(key.to_owned(), serde_json::Value::String(value));
         }
     }
     let cx = tracing::Span::current().context();

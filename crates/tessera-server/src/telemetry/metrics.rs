@@ -155,7 +155,10 @@ pub fn enabled() -> bool {
 /// One request took `seconds`.
 pub fn operation(seconds: f64, op: &Operation<'_>) {
     #[cfg(feature = "otel")]
-    with(|i| i.operation_duration.record(seconds, &instruments::attrs(op)));
+    with(|i| {
+        i.operation_duration
+            .record(seconds, &instruments::attrs(op))
+    });
     #[cfg(not(feature = "otel"))]
     let _ = (seconds, op);
 }

@@ -2,7 +2,9 @@
 
 use std::fmt;
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll};
 
 use tessera_protocol::clock::Instant;
 use tracing::Instrument as _;
@@ -143,19 +145,18 @@ impl Observation {
 
     /// Serves the request with `serving` inside its span, then records how it
     /// ended (a [`Handled`], or `None` when the client went away first).
-    pub async fn run<F>(self, serving: F) -> F::Output
+    ///
+    /// A plain future around `serving`, no `async` block: a request's future
+    /// is tens of kilobytes, and every layer of `async` would copy it again.
+    pub fn run<F>(self, serving: F) -> Observed<F>
     where
         F: Future,
         F::Output: Served,
     {
-        let span = self.span.clone();
-        async move {
-            let served = serving.await;
-            self.finish(served.handled());
-            served
+        Observed {
+            serving: serving.instrument(self.span.clone()),
+            observation: Some(self),
         }
-        .instrument(span)
-        .await
     }
 
     /// Records the outcome on the span and the duration in the metric.
@@ -210,6 +211,33 @@ impl Observation {
                 },
             );
         }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A request served inside its span ([`Observation::run`]).
+    #[must_use = "futures do nothing unless polled"]
+    pub struct Observed<F> {
+        #[pin]
+        serving: tracing::instrument::Instrumented<F>,
+        observation: Option<Observation>,
+    }
+}
+
+impl<F> Future for Observed<F>
+where
+    F: Future,
+    F::Output: Served,
+{
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = self.project();
+        let served = std::task::ready!(this.serving.poll(cx));
+        if let Some(observation) = this.observation.take() {
+            observation.finish(served.handled());
+        }
+        Poll::Ready(served)
     }
 }
 
@@ -369,7 +397,9 @@ fn adopt_parent(server: &McpServer, span: &tracing::Span, request: &Request, fac
     use tracing_opentelemetry::OpenTelemetrySpanExt;
 
     let carried = match request.trace_context() {
-        Some((traceparent, tracestate)) => Some(super::propagation::extract(traceparent, tracestate)),
+        Some((traceparent, tracestate)) => {
+            Some(super::propagation::extract(traceparent, tracestate))
+        }
         None => facts
             .trace_context
             .as_ref()
