@@ -11,7 +11,9 @@
 //! let telemetry = tessera_otel::Telemetry::builder("my-server")
 //!     .prometheus(true)
 //!     .from_env()?;
-//! let log = tracing_subscriber::fmt::layer().with_filter(tracing_subscriber::EnvFilter::new("info"));
+//! // The per-request span is for traces: the log leaves it out.
+//! let filter = tracing_subscriber::EnvFilter::new("info,tessera::mcp=warn");
+//! let log = tracing_subscriber::fmt::layer().with_filter(filter);
 //! let subscriber = tracing_subscriber::registry().with(log);
 //! match telemetry.tracing_layer() {
 //!     Some(spans) => subscriber.with(spans).init(),

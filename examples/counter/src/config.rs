@@ -46,6 +46,7 @@ pub const USAGE: &str =
                [--oauth-issuer URL [--oauth-resource URL] [--oauth-scope SCOPE]]
                [--metrics HOST:PORT] [--trace-arguments]
        counter --stdio [--ttl SECONDS] [--dev] [--single-use] [--metrics HOST:PORT]
+               [--trace-arguments]
 
   --addr     where to listen (default 127.0.0.1:8787, or 127.0.0.1:$PORT)
   --legacy   initialize-era clients over HTTP: reject (default), stateless, or

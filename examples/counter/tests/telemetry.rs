@@ -472,9 +472,7 @@ async fn tessera_client_carries_the_current_span_into_every_round() {
 
     let otlp = OtlpReceiver::start();
     let server = counter(&[], Some(&otlp));
-    opentelemetry::global::set_text_map_propagator(
-        opentelemetry_sdk::propagation::TraceContextPropagator::new(),
-    );
+    // No global propagator is set: `_meta` carries W3C trace context regardless.
     let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder().build();
     let subscriber = tracing_subscriber::registry()
         .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("test-client")));

@@ -174,9 +174,11 @@ impl McpClient {
     }
 
     /// Puts the trace context into a request's `_meta`: the one given to the
-    /// builder, else (feature `otel`) the current span's.
+    /// builder, else (feature `otel`) the current span's; a `traceparent` the
+    /// caller put in `_meta` itself wins.
     fn add_trace_context(&self, meta: &mut JsonObject) {
         match &self.trace_context {
+            Some(_) if meta.contains_key("traceparent") => {}
             Some(context) => context.insert_into(meta),
             #[cfg(feature = "otel")]
             None => trace::inject_current(meta),

@@ -4,8 +4,9 @@
 use tessera_protocol::JsonObject;
 use tracing_opentelemetry::OpenTelemetrySpanExt as _;
 
-/// Injects the current `tracing` span's OpenTelemetry context through the
-/// global propagator (nothing when no span is recorded).
+/// Injects the current `tracing` span's OpenTelemetry context as W3C trace
+/// context (nothing when no span is recorded; a `traceparent` already in
+/// `meta` is kept).
 pub(super) fn inject_current(meta: &mut JsonObject) {
     struct Meta<'a>(&'a mut JsonObject);
     impl opentelemetry::propagation::Injector for Meta<'_> {
@@ -14,6 +15,12 @@ pub(super) fn inject_current(meta: &mut JsonObject) {
                 .insert(key.to_owned(), serde_json::Value::String(value));
         }
     }
-    let cx = tracing::Span::current().context();
-    opentelemetry::global::get_text_map_propagator(|p| p.inject_context(&cx, &mut Meta(meta)));
+    if meta.contains_key("traceparent") {
+        return;
+    }
+    opentelemetry::propagation::TextMapPropagator::inject_context(
+        &opentelemetry_sdk::propagation::TraceContextPropagator::new(),
+        &tracing::Span::current().context(),
+        &mut Meta(meta),
+    );
 }

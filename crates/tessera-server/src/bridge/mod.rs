@@ -230,10 +230,10 @@ impl Bridge<'_> {
             crate::telemetry::inject_into(&span, meta);
         }
         let transport = self.facts.transport.map_or("unknown", |t| t.as_str());
-        crate::telemetry::metrics::pending_questions(1, transport);
+        let pending = crate::telemetry::metrics::PendingQuestion::new(transport);
         let asked = self.asker.ask(&method, Value::Object(params));
         let answered = tracing::Instrument::instrument(asked, span.clone()).await;
-        crate::telemetry::metrics::pending_questions(-1, transport);
+        drop(pending);
         if let Err(failure) = &answered {
             span.record("otel.status_code", "error");
             span.record("error.type", failure.error_type().as_str());

@@ -125,7 +125,7 @@ impl McpServer {
         let call = MrtrCall {
             kind: "Tool",
             target: name,
-            binding: self.binding(&tool.binding, &arguments, &incoming),
+            binding: self.binding("tools/call", name, &arguments, &incoming)?,
             single_use: tool.single_use,
             upfront: Some(&tool.upfront),
             reask_invalid: tool.refusal.is_none(),
@@ -179,11 +179,7 @@ impl McpServer {
         let call = MrtrCall {
             kind: "Prompt",
             target: name,
-            binding: self.binding(
-                &tessera_state::BindingPrefix::new("prompts/get", name),
-                &arguments,
-                &incoming,
-            ),
+            binding: self.binding("prompts/get", name, &arguments, &incoming)?,
             single_use: false,
             upfront: None,
             reask_invalid: true,
@@ -231,11 +227,7 @@ impl McpServer {
         let call = MrtrCall {
             kind: "Resource",
             target: uri,
-            binding: self.binding(
-                &tessera_state::BindingPrefix::new("resources/read", uri),
-                &Value::Object(Map::new()),
-                &incoming,
-            ),
+            binding: self.binding("resources/read", uri, &Value::Null, &incoming)?,
             single_use: false,
             upfront: None,
             reask_invalid: true,
@@ -259,18 +251,19 @@ impl McpServer {
         self.run_mrtr(call, retry, incoming).await
     }
 
-    /// What a ticket for this request is bound to.
+    /// What a ticket for this request is bound to ([`McpServer::ticket_binding`]).
     fn binding(
         &self,
-        prefix: &tessera_state::BindingPrefix,
+        method: &str,
+        target: &str,
         arguments: &Value,
         incoming: &Incoming,
-    ) -> Binding {
-        prefix.bind(
-            arguments,
-            incoming.facts.principal.as_deref(),
-            &self.audience,
-        )
+    ) -> Result<Binding, ServerError> {
+        let principal = incoming.facts.principal.as_deref();
+        self.ticket_binding(method, target, arguments, principal)
+            .ok_or_else(|| ServerError::Internal {
+                message: format!("{method} {target}: no ticket binding"),
+            })
     }
 
     /// Runs one round of `call`.
@@ -373,9 +366,11 @@ impl McpServer {
         flow: Option<crate::telemetry::flow::Flow>,
     ) -> Result<Json, ServerError> {
         let NextRound { questions, carry } = ctx.take_next();
-        if flow.is_some() {
+        if flow.is_some()
+            && let Some(span) = crate::telemetry::request_span()
+        {
             let keys: Vec<&str> = questions.keys().map(String::as_str).collect();
-            tracing::Span::current().record("mcp.mrtr.input_keys", keys.join(",").as_str());
+            span.record("mcp.mrtr.input_keys", keys.join(",").as_str());
         }
         if let crate::Era::Legacy { version } = ctx.era() {
             let (key, method) = questions

@@ -91,6 +91,35 @@ impl McpServer {
 }
 
 impl McpServer {
+    /// What a ticket of `method` on `target` is bound to, for `arguments`
+    /// (absent or `null`: `{}`) from `principal`: the one rule for serving a
+    /// round and for reading round one's span back before it is served. A
+    /// resource read binds its URI, not arguments. `None` for an unknown tool
+    /// or a method without tickets.
+    pub(crate) fn ticket_binding(
+        &self,
+        method: &str,
+        target: &str,
+        arguments: &Value,
+        principal: Option<&str>,
+    ) -> Option<Binding> {
+        let none = Value::Object(serde_json::Map::new());
+        let arguments = match (method, arguments) {
+            ("resources/read", _) | (_, Value::Null) => &none,
+            (_, given) => given,
+        };
+        let named;
+        let prefix = match method {
+            "tools/call" => &self.tools.get(target)?.binding,
+            "prompts/get" | "resources/read" => {
+                named = tessera_state::BindingPrefix::new(method, target);
+                &named
+            }
+            _ => return None,
+        };
+        Some(prefix.bind(arguments, principal, &self.audience))
+    }
+
     /// Round one's span context, read from the ticket `request` carries (for
     /// a round that arrives without trace context of its own). The ticket is
     /// opened again when the request is served, and only then checked for
@@ -108,24 +137,13 @@ impl McpServer {
         }
         let token = request.param("requestState")?.as_str()?;
         let codec = self.codec.as_ref()?;
-        let target = request.target()?;
-        let empty = Value::Object(serde_json::Map::new());
-        let arguments = match request.param("arguments") {
-            Some(a @ Value::Object(_)) => a,
-            _ => &empty,
-        };
-        let prefix = match request.method.as_str() {
-            "tools/call" => self.tools.get(target)?.binding.clone(),
-            "prompts/get" => tessera_state::BindingPrefix::new("prompts/get", target),
-            "resources/read" => tessera_state::BindingPrefix::new("resources/read", target),
-            _ => return None,
-        };
-        let arguments = if request.method == "resources/read" {
-            &empty
-        } else {
-            arguments
-        };
-        let binding = prefix.bind(arguments, facts.principal.as_deref(), &self.audience);
+        let arguments = request.param("arguments").unwrap_or(&Value::Null);
+        let binding = self.ticket_binding(
+            &request.method,
+            request.target()?,
+            arguments,
+            facts.principal.as_deref(),
+        )?;
         let opened = codec.open::<FlowOnly>(token, &binding).ok()?;
         crate::telemetry::flow::otel::round_one(opened.payload.flow?.first.as_deref()?)
     }

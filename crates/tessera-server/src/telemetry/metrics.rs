@@ -1,6 +1,7 @@
-//! The server's instruments. Until [`record_metrics`] is given a meter
-//! (feature `otel`; `tessera-otel` does it), every function here returns at
-//! once: a request pays one atomic load per instrument it touches.
+//! The server's instruments. Until `record_metrics` is given a meter
+//! (feature `otel`; `tessera-otel` does it), every recording here returns at
+//! once: a request pays one atomic load per instrument it touches. The
+//! recording functions are for Tessera's own transports (hidden from the docs).
 //!
 //! | Instrument | Kind | Unit | Attributes |
 //! |---|---|---|---|
@@ -153,6 +154,7 @@ pub fn enabled() -> bool {
 }
 
 /// One request took `seconds`.
+#[doc(hidden)]
 pub fn operation(seconds: f64, op: &Operation<'_>) {
     #[cfg(feature = "otel")]
     with(|i| {
@@ -164,6 +166,7 @@ pub fn operation(seconds: f64, op: &Operation<'_>) {
 }
 
 /// A ticket was refused for `reason` (a [`RequestStateFailure::reason`](crate::RequestStateFailure::reason)).
+#[doc(hidden)]
 pub fn ticket_refused(reason: &'static str) {
     #[cfg(feature = "otel")]
     with(|i| {
@@ -176,6 +179,7 @@ pub fn ticket_refused(reason: &'static str) {
 
 /// A single-use redemption took `seconds` and ended as `outcome`
 /// (`redeemed`, `already_used` or `failed`); `error` names a failure.
+#[doc(hidden)]
 pub fn ledger(seconds: f64, outcome: &'static str, error: Option<&'static str>) {
     #[cfg(feature = "otel")]
     with(|i| {
@@ -190,8 +194,29 @@ pub fn ledger(seconds: f64, outcome: &'static str, error: Option<&'static str>) 
     let _ = (seconds, outcome, error);
 }
 
+/// One question pushed to an initialize-era client, counted in
+/// `tessera.legacy.pending_questions` while it lives (dropped when answered,
+/// failed or abandoned).
+#[doc(hidden)]
+#[must_use = "the question counts as pending only while this lives"]
+pub struct PendingQuestion(&'static str);
+
+impl PendingQuestion {
+    /// Counts a question pushed over `transport`.
+    pub fn new(transport: &'static str) -> Self {
+        pending_questions(1, transport);
+        Self(transport)
+    }
+}
+
+impl Drop for PendingQuestion {
+    fn drop(&mut self) {
+        pending_questions(-1, self.0);
+    }
+}
+
 /// Questions pushed to initialize-era clients over `transport` changed by `delta`.
-pub fn pending_questions(delta: i64, transport: &'static str) {
+fn pending_questions(delta: i64, transport: &'static str) {
     #[cfg(feature = "otel")]
     with(|i| {
         i.pending_questions
@@ -202,6 +227,7 @@ pub fn pending_questions(delta: i64, transport: &'static str) {
 }
 
 /// Open listen streams changed by `delta`.
+#[doc(hidden)]
 pub fn listen_streams(delta: i64) {
     #[cfg(feature = "otel")]
     with(|i| i.listen_streams.add(delta, &[]));
@@ -210,6 +236,7 @@ pub fn listen_streams(delta: i64) {
 }
 
 /// A connection was closed or refused at the connection cap, for `reason`.
+#[doc(hidden)]
 pub fn connection_shed(reason: &'static str) {
     #[cfg(feature = "otel")]
     with(|i| {

@@ -16,8 +16,7 @@
 //! `tracestate` (the conventions' rule), else from the transport's
 //! ([`RequestFacts::trace_context`](crate::RequestFacts::trace_context): HTTP
 //! headers), else from round one of its flow, and links to round one's span.
-//! Contexts are read through OpenTelemetry's global propagator, which
-//! `tessera-otel` sets to W3C trace context.
+//! Contexts are W3C trace context, whatever the global propagator is.
 //!
 //! Arguments and answers never become attributes unless the operator turns
 //! [`record_arguments`] on.
@@ -38,3 +37,14 @@ pub use metrics::record_metrics;
 /// The `tracing` target of the SERVER span around each request (and the
 /// CLIENT spans of questions the era bridge pushes).
 pub const SPAN_TARGET: &str = "tessera::mcp";
+
+/// The SERVER span of the request being served, when it is recorded: the
+/// current span if [`McpServer::observe`](crate::McpServer::observe) made it
+/// (never a span of the caller's own, which a flow must not be sealed into).
+pub(crate) fn request_span() -> Option<tracing::Span> {
+    let span = tracing::Span::current();
+    let ours = span
+        .metadata()
+        .is_some_and(|m| m.target() == SPAN_TARGET && m.name() == "mcp");
+    ours.then_some(span)
+}

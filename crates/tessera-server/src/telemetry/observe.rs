@@ -70,6 +70,8 @@ pub struct Observation {
     /// The duration's attributes, gathered only when metrics are recorded.
     operation: Option<Attributes>,
     tool_call: bool,
+    /// Whether the outcome was recorded (else dropping it records `abandoned`).
+    done: bool,
 }
 
 /// The owned values behind an [`Operation`].
@@ -88,7 +90,7 @@ impl McpServer {
     /// request through [`Observation::run`]; the era bridge serves all of one
     /// call's rounds inside that one span.
     pub fn observe(&self, request: &Request, facts: &RequestFacts) -> Observation {
-        let span = request_span(request, facts);
+        let span = request_span(self, request, facts);
         #[cfg(feature = "otel")]
         if !span.is_disabled() {
             adopt_parent(self, &span, request, facts);
@@ -99,6 +101,7 @@ impl McpServer {
             started: Instant::now(),
             operation,
             tool_call: request.method == "tools/call",
+            done: false,
         }
     }
 
@@ -159,21 +162,30 @@ impl Observation {
         }
     }
 
-    /// Records the outcome on the span and the duration in the metric.
-    fn finish(self, handled: Option<&Handled>) {
+    /// Records the outcome on the span and the duration in the metric: how
+    /// `handled` ended, or `abandoned` (`error.type` `cancelled`) when the
+    /// request was dropped before its answer.
+    fn finish(&mut self, handled: Option<&Handled>) {
+        self.done = true;
         if self.span.is_disabled() && self.operation.is_none() {
             return;
         }
-        let Some(handled) = handled else {
-            self.span.record("mcp.mrtr.outcome", "abandoned");
-            return;
-        };
         let mut error_type: Option<String> = None;
         let mut status_code = None;
-        let outcome = match &handled.result {
-            Err(e) => {
+        let outcome = match handled.map(|h| (h, &h.result)) {
+            None => {
+                error_type = Some("cancelled".into());
+                "abandoned"
+            }
+            Some((_, Err(e))) => {
                 let code = e.code().to_string();
-                self.span.record("otel.status_description", e.to_string());
+                self.span.record("otel.status_code", "error");
+                // The message may repeat what the caller sent: only on request.
+                if RECORD_ARGUMENTS.load(Ordering::Relaxed) {
+                    let message = e.to_string();
+                    self.span
+                        .record("otel.status_description", bounded(&message, MAX_RECORDED_BYTES));
+                }
                 error_type = Some(code.clone());
                 status_code = Some(code);
                 match e {
@@ -181,7 +193,7 @@ impl Observation {
                     _ => "error",
                 }
             }
-            Ok(raw) => {
+            Some((handled, Ok(raw))) => {
                 let outcome = handled.outcome();
                 if self.tool_call && outcome == "complete" && is_tool_error(raw.get()) {
                     self.span.record("otel.status_code", "error");
@@ -214,6 +226,14 @@ impl Observation {
     }
 }
 
+impl Drop for Observation {
+    fn drop(&mut self) {
+        if !self.done {
+            self.finish(None);
+        }
+    }
+}
+
 pin_project_lite::pin_project! {
     /// A request served inside its span ([`Observation::run`]).
     #[must_use = "futures do nothing unless polled"]
@@ -234,7 +254,7 @@ where
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = self.project();
         let served = std::task::ready!(this.serving.poll(cx));
-        if let Some(observation) = this.observation.take() {
+        if let Some(mut observation) = this.observation.take() {
             observation.finish(served.handled());
         }
         Poll::Ready(served)
@@ -284,17 +304,43 @@ struct IdText<'a>(&'a tessera_protocol::RequestId);
 impl fmt::Display for IdText<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.0 {
-            tessera_protocol::RequestId::String(s) => f.write_str(s),
+            tessera_protocol::RequestId::String(s) => f.write_str(bounded(s, MAX_NAME_BYTES)),
             tessera_protocol::RequestId::Integer(n) => write!(f, "{n}"),
         }
     }
 }
 
-/// The SERVER span of `request`, with every attribute known before it is served.
-fn request_span(request: &Request, facts: &RequestFacts) -> tracing::Span {
-    let method = request.method.as_str();
+/// Most bytes of a name the client sent (a method, tool or prompt name, an
+/// id) that a span attribute keeps; a resource URI keeps [`MAX_URI_BYTES`].
+const MAX_NAME_BYTES: usize = 256;
+
+/// Most bytes of a resource URI a span attribute keeps.
+const MAX_URI_BYTES: usize = 1024;
+
+/// `text` cut to at most `max` bytes, at a character boundary.
+fn bounded(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// The SERVER span of `request`, with every attribute known before it is
+/// served. Whatever the client named is bounded; the span's name carries a
+/// tool or prompt only when this server has it (low cardinality, as the
+/// conventions ask).
+fn request_span(server: &McpServer, request: &Request, facts: &RequestFacts) -> tracing::Span {
+    let method = bounded(&request.method, MAX_NAME_BYTES);
     let target = request.target();
-    let named = matches!(method, "tools/call" | "prompts/get");
+    let named = match (method, target) {
+        ("tools/call", Some(t)) => server.tool(t).is_some(),
+        ("prompts/get", Some(t)) => server.prompts.contains_key(t),
+        _ => false,
+    };
     let span = tracing::info_span!(
         target: "tessera::mcp",
         "mcp",
@@ -336,18 +382,18 @@ fn request_span(request: &Request, facts: &RequestFacts) -> tracing::Span {
     match (method, target) {
         ("tools/call", Some(tool)) => {
             span.record("gen_ai.operation.name", "execute_tool");
-            span.record("gen_ai.tool.name", tool);
+            span.record("gen_ai.tool.name", bounded(tool, MAX_NAME_BYTES));
         }
         ("prompts/get", Some(prompt)) => {
-            span.record("gen_ai.prompt.name", prompt);
+            span.record("gen_ai.prompt.name", bounded(prompt, MAX_NAME_BYTES));
         }
         ("resources/read", Some(uri)) => {
-            span.record("mcp.resource.uri", uri);
+            span.record("mcp.resource.uri", bounded(uri, MAX_URI_BYTES));
         }
         _ => {}
     }
     if let Some(version) = protocol_version(request, facts) {
-        span.record("mcp.protocol.version", version);
+        span.record("mcp.protocol.version", bounded(version, MAX_NAME_BYTES));
     }
     if let Some(transport) = facts.transport {
         span.record("network.transport", transport.as_str());
@@ -367,16 +413,11 @@ fn protocol_version<'a>(request: &'a Request, facts: &'a RequestFacts) -> Option
 
 /// `value` as JSON, cut at a character boundary after [`MAX_RECORDED_BYTES`] (then ending in `…`).
 fn bounded_json(value: &serde_json::Value) -> String {
-    let mut text = value.to_string();
-    if text.len() > MAX_RECORDED_BYTES {
-        let mut end = MAX_RECORDED_BYTES;
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        text.truncate(end);
-        text.push('…');
+    let text = value.to_string();
+    if text.len() <= MAX_RECORDED_BYTES {
+        return text;
     }
-    text
+    format!("{}…", bounded(&text, MAX_RECORDED_BYTES))
 }
 
 /// Whether a `tools/call` result says `isError: true` (read without building it).
@@ -389,24 +430,22 @@ fn is_tool_error(raw: &str) -> bool {
     serde_json::from_str::<Flag>(raw).is_ok_and(|f| f.is_error == Some(true))
 }
 
-/// Gives `span` its parent: the request's `_meta` trace context, else the
-/// transport's, else round one's span when the request carries a ticket.
+/// Gives `span` its parent: the first valid of the request's `_meta` trace
+/// context, the transport's, and round one's span when the request carries a
+/// ticket.
 #[cfg(feature = "otel")]
 fn adopt_parent(server: &McpServer, span: &tracing::Span, request: &Request, facts: &RequestFacts) {
     use opentelemetry::trace::TraceContextExt;
     use tracing_opentelemetry::OpenTelemetrySpanExt;
 
-    let carried = match request.trace_context() {
-        Some((traceparent, tracestate)) => {
-            Some(super::propagation::extract(traceparent, tracestate))
-        }
-        None => facts
-            .trace_context
-            .as_ref()
-            .map(|c| super::propagation::extract(&c.traceparent, c.tracestate.as_deref())),
-    };
-    let parent = carried
-        .filter(|cx| cx.span().span_context().is_valid())
+    let valid = |cx: opentelemetry::Context| cx.span().span_context().is_valid().then_some(cx);
+    let parent = request
+        .trace_context()
+        .and_then(|(traceparent, tracestate)| valid(super::propagation::extract(traceparent, tracestate)))
+        .or_else(|| {
+            let c = facts.trace_context.as_ref()?;
+            valid(super::propagation::extract(&c.traceparent, c.tracestate.as_deref()))
+        })
         .or_else(|| {
             let first = server.round_one(request, facts)?;
             Some(opentelemetry::Context::new().with_remote_span_context(first))

@@ -1,5 +1,6 @@
-//! Trace context in and out of a message's `_meta`, through OpenTelemetry's
-//! global propagator (W3C trace context once `tessera-otel` set it up).
+//! Trace context in and out of a message's `_meta`: W3C trace context, as
+//! the OpenTelemetry conventions for MCP carry it there (whatever the
+//! process's global propagator is), read and written by the SDK's propagator.
 
 use serde_json::{Map, Value};
 use tracing_opentelemetry::OpenTelemetrySpanExt;
@@ -19,7 +20,10 @@ pub(crate) fn extract(traceparent: &str, tracestate: Option<&str>) -> openteleme
             vec!["traceparent", "tracestate"]
         }
     }
-    opentelemetry::global::get_text_map_propagator(|p| p.extract(&Carried(traceparent, tracestate)))
+    opentelemetry::propagation::TextMapPropagator::extract(
+        &opentelemetry_sdk::propagation::TraceContextPropagator::new(),
+        &Carried(traceparent, tracestate),
+    )
 }
 
 /// Puts `span`'s context into a message's `_meta` (a question the era bridge
@@ -31,6 +35,9 @@ pub fn inject_into(span: &tracing::Span, meta: &mut Map<String, Value>) {
             self.0.insert(key.to_owned(), Value::String(value));
         }
     }
-    let cx = span.context();
-    opentelemetry::global::get_text_map_propagator(|p| p.inject_context(&cx, &mut Meta(meta)));
+    opentelemetry::propagation::TextMapPropagator::inject_context(
+        &opentelemetry_sdk::propagation::TraceContextPropagator::new(),
+        &span.context(),
+        &mut Meta(meta),
+    );
 }
