@@ -93,7 +93,10 @@ impl TelemetryBuilder {
         self.install_with(|name| std::env::var(name).ok())
     }
 
-    fn install_with(self, var: impl Fn(&str) -> Option<String>) -> Result<Telemetry, TelemetryError> {
+    fn install_with(
+        self,
+        var: impl Fn(&str) -> Option<String>,
+    ) -> Result<Telemetry, TelemetryError> {
         let export = config::Export::from_vars(&var)?;
         let mut telemetry = Telemetry::default();
         if !export.traces && !export.metrics && !self.prometheus {

@@ -55,6 +55,14 @@ async fn durations_are_counted_per_method_and_tool_and_made_up_names_count_as_ot
     .await;
     serve(&server, 11, "made/up-method-9c2e", json!({})).await;
     serve(&server, 12, "tools/list", json!({})).await;
+    // A ticket this server cannot open (it has no key): a refusal by reason.
+    serve(
+        &server,
+        13,
+        "tools/call",
+        json!({"name": "echo", "arguments": {}, "requestState": "v1.forged"}),
+    )
+    .await;
 
     let text = telemetry.prometheus_text().unwrap();
     let count = |labels: &str| {

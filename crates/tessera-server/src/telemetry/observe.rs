@@ -183,8 +183,10 @@ impl Observation {
                 // The message may repeat what the caller sent: only on request.
                 if RECORD_ARGUMENTS.load(Ordering::Relaxed) {
                     let message = e.to_string();
-                    self.span
-                        .record("otel.status_description", bounded(&message, MAX_RECORDED_BYTES));
+                    self.span.record(
+                        "otel.status_description",
+                        bounded(&message, MAX_RECORDED_BYTES),
+                    );
                 }
                 error_type = Some(code.clone());
                 status_code = Some(code);
@@ -441,10 +443,15 @@ fn adopt_parent(server: &McpServer, span: &tracing::Span, request: &Request, fac
     let valid = |cx: opentelemetry::Context| cx.span().span_context().is_valid().then_some(cx);
     let parent = request
         .trace_context()
-        .and_then(|(traceparent, tracestate)| valid(super::propagation::extract(traceparent, tracestate)))
+        .and_then(|(traceparent, tracestate)| {
+            valid(super::propagation::extract(traceparent, tracestate))
+        })
         .or_else(|| {
             let c = facts.trace_context.as_ref()?;
-            valid(super::propagation::extract(&c.traceparent, c.tracestate.as_deref()))
+            valid(super::propagation::extract(
+                &c.traceparent,
+                c.tracestate.as_deref(),
+            ))
         })
         .or_else(|| {
             let first = server.round_one(request, facts)?;
