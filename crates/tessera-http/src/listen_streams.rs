@@ -26,10 +26,12 @@ pub(crate) struct ListenStreams {
     open: Mutex<HashMap<Arc<str>, usize>>,
 }
 
-/// One open stream, counted until dropped (with the handler that serves it).
+/// One open stream, counted until dropped (with the handler that serves it):
+/// in `tessera.listen.streams` always, and against its client when the
+/// client can be told apart.
 pub(crate) struct OpenStream {
     streams: Arc<ListenStreams>,
-    client: Arc<str>,
+    client: Option<Arc<str>>,
 }
 
 impl ListenStreams {
@@ -38,18 +40,22 @@ impl ListenStreams {
     }
 
     /// Counts a stream of the caller of `head` (`principal` when
-    /// authenticated), or refuses it when the caller has `most` open.
-    /// `None` when the caller cannot be told apart (anonymous, no address).
+    /// authenticated), or refuses it when the caller has `most` open. A
+    /// caller that cannot be told apart (anonymous, no address) is not bounded.
     pub(crate) fn open(
         self: &Arc<Self>,
         head: &Parts,
         principal: Option<&str>,
         most: usize,
-    ) -> Result<Option<OpenStream>, TooManyStreams> {
+    ) -> Result<OpenStream, TooManyStreams> {
         let slot = head.extensions.get::<ConnectionSlot>();
         let Some(client) = tessera_server::caller_key(principal, slot.map(ConnectionSlot::peer))
         else {
-            return Ok(None);
+            tessera_server::telemetry::metrics::listen_streams(1);
+            return Ok(OpenStream {
+                streams: Arc::clone(self),
+                client: None,
+            });
         };
         let client: Arc<str> = client.into();
         {
@@ -64,21 +70,24 @@ impl ListenStreams {
             slot.listening(Arc::clone(&client));
         }
         tessera_server::telemetry::metrics::listen_streams(1);
-        Ok(Some(OpenStream {
+        Ok(OpenStream {
             streams: Arc::clone(self),
-            client,
-        }))
+            client: Some(client),
+        })
     }
 }
 
 impl Drop for OpenStream {
     fn drop(&mut self) {
         tessera_server::telemetry::metrics::listen_streams(-1);
+        let Some(client) = &self.client else {
+            return;
+        };
         let mut open = self.streams.lock();
-        if let Some(count) = open.get_mut(&self.client) {
+        if let Some(count) = open.get_mut(client) {
             *count = count.saturating_sub(1);
             if *count == 0 {
-                open.remove(&self.client);
+                open.remove(client);
             }
         }
     }

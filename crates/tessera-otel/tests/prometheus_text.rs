@@ -95,4 +95,43 @@ async fn durations_are_counted_per_method_and_tool_and_made_up_names_count_as_ot
         text.contains("# TYPE mcp_server_operation_duration_seconds histogram"),
         "{text}"
     );
+
+    // An open listen stream counts while it is open, anonymous or not.
+    let endpoint = tessera_http::McpEndpoint::new(
+        std::sync::Arc::new(self::server()),
+        tessera_http::EndpointOptions::default(),
+    );
+    let body = json!({"jsonrpc": "2.0", "id": 30, "method": "subscriptions/listen", "params": {
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}
+        },
+        "notifications": {"toolsListChanged": true}
+    }});
+    let head = http::Request::post("/mcp")
+        .header("host", "127.0.0.1")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "subscriptions/listen")
+        .body(())
+        .unwrap()
+        .into_parts()
+        .0;
+    let listening = tokio::time::timeout(
+        std::time::Duration::from_secs(5),
+        endpoint.handle(head, bytes::Bytes::from(body.to_string())),
+    )
+    .await
+    .expect("the listen stream starts");
+    assert_eq!(listening.status(), 200);
+    let streams = || {
+        let text = telemetry.prometheus_text().unwrap();
+        text.lines()
+            .find(|l| l.starts_with("tessera_listen_streams{"))
+            .and_then(|l| l.rsplit(' ').next().map(str::to_owned))
+    };
+    assert_eq!(streams().as_deref(), Some("1"));
+    drop(listening);
+    assert_eq!(streams().as_deref(), Some("0"));
 }
