@@ -25,7 +25,7 @@ pub(crate) struct Flow {
 
 impl Flow {
     /// This round's place in the flow: the next round after `sealed`, or round
-    /// one of a new flow. Records it on the current span and links the span to
+    /// one of a new flow. Records it on the request's span and links that span to
     /// round one's. `None` when no span is recorded (nothing goes in the ticket).
     pub(crate) fn this_round(sealed: Option<Flow>) -> Option<Flow> {
         let span = super::request_span()?;
