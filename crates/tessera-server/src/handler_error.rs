@@ -34,7 +34,7 @@ pub(crate) enum Kind {
     Failed(Box<dyn std::error::Error + Send + Sync>),
 }
 
-/// "No such item": a resource handler's way to answer -32002 (resource not found) with `?`.
+/// "No such item": a resource handler's way to answer "resource not found" with `?` (a JSON-RPC -32602 invalid-params error naming the URI).
 ///
 /// ```
 /// use tessera_server::{NotFound, Result};
