@@ -33,6 +33,10 @@ pub struct McpServerBuilder {
     audience: Option<String>,
     app_state: AppState,
     bus: Option<Arc<dyn crate::ChangeBus>>,
+    /// Every tool single-use ([`single_use_tickets`](Self::single_use_tickets)).
+    all_single_use: bool,
+    /// Scopes every tool requires besides its own ([`require_scopes`](Self::require_scopes)).
+    required_scopes: Vec<String>,
 }
 
 impl McpServerBuilder {
@@ -53,6 +57,8 @@ impl McpServerBuilder {
             page_size: 100,
             audience: None,
             app_state: AppState::default(),
+            all_single_use: false,
+            required_scopes: Vec::new(),
         }
     }
 
@@ -152,6 +158,36 @@ impl McpServerBuilder {
         self
     }
 
+    /// Every tool's tickets are redeemed at most once, as if each were
+    /// [`ToolDef::single_use`]: a replayed ticket is refused (through the
+    /// [`ticket_ledger`](Self::ticket_ledger)).
+    pub fn single_use_tickets(mut self) -> Self {
+        self.all_single_use = true;
+        self
+    }
+
+    /// OAuth scopes a caller's token must grant to call any tool, besides
+    /// each tool's own ([`ToolDef::scopes`]).
+    ///
+    /// ```
+    /// # use tessera_server::{Context, McpServer, ToolDef};
+    /// let server = McpServer::builder("demo", "1.0.0")
+    ///     .require_scopes(["mcp:tools"])
+    ///     .tool(ToolDef::new("noop", |_: Context, _: ()| async { "done" }))
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(server.tool("noop").unwrap().required_scopes(), ["mcp:tools"]);
+    /// ```
+    pub fn require_scopes<I, S>(mut self, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.required_scopes
+            .extend(scopes.into_iter().map(Into::into));
+        self
+    }
+
     /// Caching hint of `server/discover`.
     pub fn discover_cache(mut self, hint: CacheHint) -> Self {
         self.discover_cache = hint;
@@ -202,6 +238,12 @@ impl McpServerBuilder {
         let mut tools = IndexMap::new();
         for mut tool in self.tools {
             let name = tool.tool.name.clone();
+            tool.single_use |= self.all_single_use;
+            for scope in &self.required_scopes {
+                if !tool.scopes.contains(scope) {
+                    tool.scopes.push(scope.clone());
+                }
+            }
             check_icons("tool", &name, tool.tool.icons.as_deref())?;
             if !is_valid_tool_name(&name) {
                 return Err(BuildError(format!(

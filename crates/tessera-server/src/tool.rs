@@ -200,6 +200,16 @@ impl ToolDef {
         self
     }
 
+    /// The OAuth scopes a caller's token must grant to call this tool.
+    pub fn required_scopes(&self) -> &[String] {
+        &self.scopes
+    }
+
+    /// Whether each ticket of this tool is redeemed at most once.
+    pub fn is_single_use(&self) -> bool {
+        self.single_use
+    }
+
     /// The text result when the user declines, cancels or answers a question
     /// unusably and the handler does not catch it (default: a sentence naming
     /// the question and what happened).

@@ -24,6 +24,7 @@ mod connection;
 mod options;
 mod outbox;
 mod peer_requests;
+mod stdin;
 
 use std::sync::Arc;
 
@@ -34,10 +35,14 @@ pub use tessera_tokio::shutdown_signal;
 
 /// Serves `server` on this process's stdin and stdout until stdin ends, or
 /// SIGTERM or Ctrl-C arrives.
+///
+/// Stdin is read on a thread of its own, not the runtime's blocking pool: when
+/// this returns, a `#[tokio::main]` that returns with it exits, even while the
+/// client still holds the pipe open.
 pub async fn serve_stdio(server: Arc<McpServer>, options: StdioOptions) -> std::io::Result<()> {
     serve_connection(
         server,
-        tokio::io::stdin(),
+        stdin::DetachedStdin::start()?,
         tokio::io::stdout(),
         options,
         shutdown_signal(),

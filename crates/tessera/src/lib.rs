@@ -34,6 +34,10 @@ pub use tessera_server::telemetry;
 #[cfg(feature = "otel")]
 pub use tessera_otel as otel;
 
+/// A server binary's startup (feature `launch`): [`launch::main`], [`launch::Launch`], the flags [`launch::ServeArgs`].
+#[cfg(feature = "launch")]
+pub use tessera_launch as launch;
+
 #[cfg(feature = "macros")]
 pub use tessera_macros::{arguments, form, output, prompt, resource, tool};
 

@@ -24,12 +24,13 @@ pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 /// The browser application allowed to call the endpoint (CORS and the endpoint's Origin check).
 pub const APP_ORIGIN: &str = "https://app.example.com";
 
-/// The application: `/healthz`, and the MCP endpoint nested at `/api/mcp`,
-/// under tracing, a `request_timeout`, a body limit and tower-http's CORS.
-pub fn app(server: Arc<McpServer>, request_timeout: Duration) -> Router {
+/// The application: `/healthz`, and the MCP endpoint (with `options`)
+/// nested at `/api/mcp`, under tracing, a `request_timeout`, a body limit and
+/// tower-http's CORS.
+pub fn app(server: Arc<McpServer>, options: EndpointOptions, request_timeout: Duration) -> Router {
     // The router chose the path, so the endpoint serves whatever path it is handed;
     // tower-http answers CORS, so the endpoint's own CORS is off (its Origin check stays).
-    let options = EndpointOptions::default()
+    let options = options
         .any_path()
         .cors(false)
         .allow_origin(APP_ORIGIN);

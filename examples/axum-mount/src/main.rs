@@ -1,38 +1,10 @@
 //! `axum-mount`: the counter at `/api/mcp` inside an axum application.
 
-use std::process::ExitCode;
-
-fn main() -> ExitCode {
-    let outcome = counter::boot::config_from_args().and_then(|config| {
-        let _watching =
-            counter::boot::init_observability(tessera::otel::Telemetry::builder("axum-mount"))?;
-        run(config)
-    });
-    match outcome {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(message) => {
-            eprintln!("axum-mount: {message}");
-            ExitCode::FAILURE
-        }
-    }
-}
-
-fn run(config: counter::config::Config) -> Result<(), String> {
-    let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
-    runtime.block_on(async {
-        let (config, server) = counter::boot::configured_server(config).await?;
-        let server = std::sync::Arc::new(server);
-        let listener = tokio::net::TcpListener::bind(&config.addr)
-            .await
-            .map_err(|e| format!("cannot listen on {}: {e}", config.addr))?;
-        let local = listener.local_addr().map_err(|e| e.to_string())?;
-        eprintln!("axum-mount: serving MCP at http://{local}/api/mcp");
-        tessera::http::serve(
-            listener,
-            axum_mount::app(std::sync::Arc::clone(&server), axum_mount::REQUEST_TIMEOUT),
-            tessera::http::graceful_shutdown(server),
+fn main() -> std::process::ExitCode {
+    tessera::launch::Launch::from_args("axum-mount")
+        .path("/api/mcp")
+        .main_with(
+            |setup| counter_tool::counter_server_from(setup.server(counter_tool::SERVER_NAME, "0.1.0")),
+            |server, options| axum_mount::app(server, options, axum_mount::REQUEST_TIMEOUT),
         )
-        .await
-        .map_err(|e| e.to_string())
-    })
 }

@@ -14,7 +14,7 @@ fn codec() -> RequestStateCodec {
 
 async fn start() -> String {
     serve(
-        counter::counter_server(codec()).unwrap(),
+        counter_tool::counter_server(codec()).unwrap(),
         Duration::from_secs(10),
     )
     .await
@@ -25,7 +25,11 @@ async fn serve(server: McpServer, timeout: Duration) -> String {
     let addr = listener.local_addr().unwrap();
     tokio::spawn(tessera::http::serve(
         listener,
-        axum_mount::app(std::sync::Arc::new(server), timeout),
+        axum_mount::app(
+            std::sync::Arc::new(server),
+            tessera::http::EndpointOptions::default(),
+            timeout,
+        ),
         std::future::pending(),
     ));
     format!("http://{addr}")

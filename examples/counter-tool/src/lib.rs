@@ -5,10 +5,8 @@
 //! answers `Counter increased by 5; next value is 15`. Anything other than an
 //! accept with valid content answers `Counter increase cancelled.`
 
-use std::sync::Arc;
-
-use tessera::state::{RequestStateCodec, TicketLedger};
-use tessera::{Arguments, BuildError, Context, McpServer};
+use tessera::state::RequestStateCodec;
+use tessera::{Arguments, BuildError, Context, McpServer, McpServerBuilder};
 
 /// The server name the tutorial's clients see.
 pub const SERVER_NAME: &str = "stateless-mrtr-elicitation-demo";
@@ -57,24 +55,11 @@ pub async fn increase_counter(
 
 /// The whole server, sealing tickets with `codec`.
 pub fn counter_server(codec: RequestStateCodec) -> Result<McpServer, BuildError> {
-    counter_server_with(codec, false, None, None)
+    counter_server_from(McpServer::builder(SERVER_NAME, env!("CARGO_PKG_VERSION")).request_state(codec))
 }
 
-/// The server with each ticket redeemable once when `single_use`, through
-/// `ledger` when given (shared by instances), else an in-memory one; the tool
-/// needs OAuth scope `scope` when given.
-pub fn counter_server_with(
-    codec: RequestStateCodec,
-    single_use: bool,
-    ledger: Option<Arc<dyn TicketLedger>>,
-    scope: Option<&str>,
-) -> Result<McpServer, BuildError> {
-    let tool = increase_counter().scopes(scope.into_iter().flat_map(str::split_whitespace));
-    let mut builder = McpServer::builder(SERVER_NAME, env!("CARGO_PKG_VERSION"))
-        .request_state(codec)
-        .tool(if single_use { tool.single_use() } else { tool });
-    if let Some(ledger) = ledger {
-        builder = builder.ticket_ledger(ledger);
-    }
-    builder.build()
+/// The server `builder` describes (its codec, ledger, scopes and ticket
+/// settings) serving `increase-counter`.
+pub fn counter_server_from(builder: McpServerBuilder) -> Result<McpServer, BuildError> {
+    builder.tool(increase_counter()).build()
 }

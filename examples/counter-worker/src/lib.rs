@@ -36,13 +36,17 @@ async fn fetch(
                 ));
             }
         };
+        let builder = tessera::McpServer::builder(counter_tool::SERVER_NAME, env!("CARGO_PKG_VERSION"))
+            .request_state(setup.codec.clone());
         // Single use needs the Durable Object: never a per-isolate fallback.
-        let ledger = if single_use {
-            Some(setup.require_ledger()?)
+        let builder = if single_use {
+            builder
+                .single_use_tickets()
+                .ticket_ledger(setup.require_ledger()?)
         } else {
-            None
+            builder
         };
-        counter_tool::counter_server_with(setup.codec, single_use, ledger, None)
+        counter_tool::counter_server_from(builder)
     })
     .await)
 }

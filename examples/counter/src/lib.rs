@@ -4,8 +4,4 @@
 //! answers `Counter increased by 5; next value is 15`. Anything other than an
 //! accept with valid content answers `Counter increase cancelled.`
 
-pub mod boot;
-pub mod config;
-pub mod log_queue;
-
-pub use counter_tool::{SERVER_NAME, counter_server, counter_server_with, increase_counter};
+pub use counter_tool::{SERVER_NAME, counter_server, counter_server_from, increase_counter};

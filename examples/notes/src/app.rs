@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use tessera::{ChangeBus, Context, McpServer, NotFound, Notifier, State, state::RequestStateCodec};
+use tessera::{Context, McpServer, McpServerBuilder, NotFound, Notifier, State};
 
 use crate::store::{Note, NoteStore, new_id};
 
@@ -124,26 +124,18 @@ async fn note(State(notes): State<Notes>, id: String) -> tessera::Result<String>
     Ok(tessera::serde_json::to_string(&note)?)
 }
 
-/// The notes server: `store` for notes, `bus` for changes, `codec` for tickets;
-/// `ledger`, when given, is where single-use tickets are redeemed (shared across instances).
+/// The notes server on `builder` (which carries the codec, the ledger and
+/// the change bus): notes kept in `store`.
 pub fn notes_server(
+    builder: McpServerBuilder,
     store: Arc<dyn NoteStore>,
-    bus: Arc<dyn ChangeBus>,
-    codec: RequestStateCodec,
-    ledger: Option<Arc<dyn tessera::state::TicketLedger>>,
 ) -> Result<McpServer, tessera::BuildError> {
-    let notes = Notes { store };
-    let mut builder = McpServer::builder("notes", env!("CARGO_PKG_VERSION"))
+    builder
         .instructions("Notes: add-note and delete-note ask before they change anything; read notes://list and notes://note/{id}, and listen for changes.")
-        .request_state(codec)
-        .with_state(notes)
-        .change_bus(bus)
+        .with_state(Notes { store })
         .tool(add_note())
         .tool(delete_note())
         .resource(list())
-        .resource_template(note());
-    if let Some(ledger) = ledger {
-        builder = builder.ticket_ledger(ledger);
-    }
-    builder.build()
+        .resource_template(note())
+        .build()
 }

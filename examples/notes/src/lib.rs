@@ -7,7 +7,6 @@
 //! ledger and the change bus when instances share the work.
 
 mod app;
-pub mod config;
 mod redis_store;
 mod sqlite_store;
 mod store;

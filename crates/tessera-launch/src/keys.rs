@@ -1,167 +1,13 @@
-//! Configuration: flags, the environment and `.dev.vars`, checked at boot.
+//! The key ring: from `MRTR_REQUEST_STATE_KEYS` or `MRTR_REQUEST_STATE_KEY`
+//! (the environment first, then `.dev.vars` in the working directory, in
+//! wrangler's format), or with `--dev` a new key written there safely.
 
 use std::path::Path;
 use std::time::Duration;
 
 use base64::Engine;
-use tessera::http::Legacy;
-pub use tessera::state::{KEY_VAR, KEYS_VAR};
-use tessera::state::{KeyRing, RequestStateCodec};
-
-/// What the server runs with.
-#[derive(Debug)]
-pub struct Config {
-    /// Where to listen.
-    pub addr: String,
-    /// What to do with initialize-era clients.
-    pub legacy: Legacy,
-    /// Generate a key into `.dev.vars` when none is configured.
-    pub dev: bool,
-    /// Ticket lifetime.
-    pub ttl: Duration,
-    /// Serve on stdin/stdout instead of HTTP (both protocol eras).
-    pub stdio: bool,
-    /// Each ticket redeemable once.
-    pub single_use: bool,
-    /// Where single-use tickets are redeemed: a Redis URL shared by the instances.
-    pub ledger: Option<String>,
-    /// `--redis`: the Redis every instance shares (answers relayed; the ledger with `--single-use`).
-    pub redis: Option<String>,
-    /// The OAuth authorization server whose tokens are accepted (protects the endpoint).
-    pub oauth_issuer: Option<String>,
-    /// This server's canonical resource URI (default `http://ADDR/mcp`).
-    pub oauth_resource: Option<String>,
-    /// The scope `increase-counter` needs.
-    pub oauth_scope: Option<String>,
-    /// `--metrics HOST:PORT`: serve the Prometheus text format there.
-    pub metrics: Option<String>,
-    /// `--trace-arguments`: arguments and answers on spans.
-    pub trace_arguments: bool,
-}
-
-/// Usage text.
-pub const USAGE: &str =
-    "usage: counter [--addr HOST:PORT] [--legacy reject|stateless|serve] [--ttl SECONDS] [--dev]
-               [--single-use] [--ledger redis://HOST:PORT/] [--redis redis://HOST:PORT/]
-               [--oauth-issuer URL [--oauth-resource URL] [--oauth-scope SCOPE]]
-               [--metrics HOST:PORT] [--trace-arguments]
-       counter --stdio [--ttl SECONDS] [--dev] [--single-use] [--metrics HOST:PORT]
-               [--trace-arguments]
-
-  --addr     where to listen (default 127.0.0.1:8787, or 127.0.0.1:$PORT)
-  --legacy   initialize-era clients over HTTP: reject (default), stateless, or
-             serve (sessions, with forms pushed as elicitation/create)
-  --stdio    serve one client on stdin/stdout (as Claude Code and Claude Desktop
-             launch local servers); initialize-era clients get the forms as
-             elicitation/create requests
-  --ttl      requestState lifetime in seconds (default 600)
-  --dev      no key configured? generate one into .dev.vars and start
-  --single-use  each requestState ticket is redeemable once (in-memory ledger)
-  --ledger   redeem single-use tickets in this Redis, shared by every instance
-  --redis    share this Redis between instances: initialize-era answers reach
-             the instance whose call asked (--legacy serve), and with
-             --single-use tickets are redeemed there
-             behind a load balancer (implies --single-use)
-  --oauth-issuer    protect the endpoint: accept only JWT access tokens of this
-                    authorization server (keys from its metadata's jwks_uri)
-  --oauth-resource  this server's canonical URI, the tokens' audience
-                    (default http://ADDR/mcp)
-  --oauth-scope     the scope increase-counter needs (403 insufficient_scope without it)
-  --metrics  serve the metrics in the Prometheus text format at http://HOST:PORT/metrics
-  --trace-arguments  put tool arguments and the user's answers on exported spans
-             (off by default: they may hold personal data)
-
-The key comes from MRTR_REQUEST_STATE_KEY (environment first, then .dev.vars).
-For rotation, MRTR_REQUEST_STATE_KEYS=\"k2:new-secret,k1:old-secret\" (first seals).
-Traces and metrics go over OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT is set
-(and the other standard OTEL_* variables).";
-
-impl Config {
-    /// Parses the command line (without the program name) and `PORT`.
-    pub fn from_args(
-        args: impl IntoIterator<Item = String>,
-        port: Option<String>,
-    ) -> Result<Self, String> {
-        let mut config = Config {
-            addr: format!("127.0.0.1:{}", port.as_deref().unwrap_or("8787")),
-            legacy: Legacy::Reject,
-            dev: false,
-            ttl: Duration::from_secs(600),
-            stdio: false,
-            single_use: false,
-            ledger: None,
-            redis: None,
-            oauth_issuer: None,
-            oauth_resource: None,
-            oauth_scope: None,
-            metrics: None,
-            trace_arguments: false,
-        };
-        let mut args = args.into_iter();
-        while let Some(arg) = args.next() {
-            let mut value = |name: &str| {
-                args.next()
-                    .ok_or_else(|| format!("{name} needs a value\n\n{USAGE}"))
-            };
-            match arg.as_str() {
-                "--addr" => config.addr = value("--addr")?,
-                "--legacy" => config.legacy = value("--legacy")?.parse()?,
-                "--ttl" => {
-                    let secs: u64 = value("--ttl")?
-                        .parse()
-                        .map_err(|_| "--ttl takes a whole number of seconds".to_owned())?;
-                    config.ttl = Duration::from_secs(secs);
-                }
-                "--dev" => config.dev = true,
-                "--stdio" => config.stdio = true,
-                "--single-use" => config.single_use = true,
-                "--oauth-issuer" => config.oauth_issuer = Some(value("--oauth-issuer")?),
-                "--oauth-resource" => config.oauth_resource = Some(value("--oauth-resource")?),
-                "--oauth-scope" => config.oauth_scope = Some(value("--oauth-scope")?),
-                "--metrics" => config.metrics = Some(value("--metrics")?),
-                "--trace-arguments" => config.trace_arguments = true,
-                "--ledger" => {
-                    let url = value("--ledger")?;
-                    if !url.starts_with("redis://") && !url.starts_with("rediss://") {
-                        return Err(format!("--ledger takes a redis:// URL, not {url:?}"));
-                    }
-                    config.ledger = Some(url);
-                    config.single_use = true;
-                }
-                "--redis" => {
-                    let url = value("--redis")?;
-                    if !url.starts_with("redis://") && !url.starts_with("rediss://") {
-                        return Err(format!("--redis takes a redis:// URL, not {url:?}"));
-                    }
-                    config.redis = Some(url);
-                }
-                "-h" | "--help" => return Err(USAGE.to_owned()),
-                other => return Err(format!("unknown argument {other:?}\n\n{USAGE}")),
-            }
-        }
-        if config.oauth_issuer.is_none()
-            && (config.oauth_resource.is_some() || config.oauth_scope.is_some())
-        {
-            return Err("--oauth-resource and --oauth-scope need --oauth-issuer".into());
-        }
-        if config.oauth_issuer.is_some() && config.stdio {
-            return Err(
-                "--oauth-issuer protects the HTTP endpoint; a stdio server has no bearer tokens"
-                    .into(),
-            );
-        }
-        let loopback = ["127.0.0.1:", "localhost:", "[::1]:"]
-            .iter()
-            .any(|p| config.addr.starts_with(p));
-        if config.oauth_issuer.is_some() && config.oauth_resource.is_none() && !loopback {
-            return Err(format!(
-                "--oauth-resource is required when listening on {}: tokens name this server by the URL clients use",
-                config.addr
-            ));
-        }
-        Ok(config)
-    }
-}
+pub use tessera_state::{KEY_VAR, KEYS_VAR};
+use tessera_state::{KeyRing, RequestStateCodec};
 
 /// Reads `NAME=value` lines (wrangler's `.dev.vars` format): `#` comments, optional quotes.
 pub fn read_dev_vars(text: &str, name: &str) -> Option<String> {
@@ -234,7 +80,8 @@ fn write_dev_vars(dir: &Path, secret: &str) -> Result<(), String> {
             std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
             let mut file = no_follow(&mut options).open(&path).map_err(cannot)?;
             let text = format!(
-                "# Generated by `counter --dev`. Keep it secret; do not commit it.\n{line}"
+                "# Generated by `{} --dev`. Keep it secret; do not commit it.\n{line}",
+                program_name()
             );
             file.write_all(text.as_bytes()).map_err(cannot)
         }
@@ -361,27 +208,8 @@ mod tests {
         );
     }
 
-    #[test]
-    fn flags() {
-        let c = Config::from_args(
-            [
-                "--legacy".into(),
-                "stateless".into(),
-                "--ttl".into(),
-                "2".into(),
-            ],
-            Some("9000".into()),
-        )
-        .unwrap();
-        assert_eq!(c.addr, "127.0.0.1:9000");
-        assert_eq!(c.legacy, Legacy::Stateless);
-        assert_eq!(c.ttl, Duration::from_secs(2));
-        assert!(Config::from_args(["--bogus".into()], None).is_err());
-        assert!(Config::from_args(["--legacy".into(), "maybe".into()], None).is_err());
-    }
-
     fn temp_dir(tag: &str) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!("counter-{tag}-{}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!("tessera-launch-{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         dir
@@ -434,7 +262,7 @@ mod tests {
 
     #[test]
     fn the_environment_wins_over_dev_vars() {
-        let dir = std::env::temp_dir().join(format!("counter-config-{}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!("tessera-launch-config-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join(".dev.vars"), "MRTR_REQUEST_STATE_KEY=short\n").unwrap();
         assert!(

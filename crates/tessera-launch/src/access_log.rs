@@ -24,20 +24,20 @@ enum Entry {
     /// A line `tracing` formatted.
     Line(Vec<u8>),
     /// A request's record, formatted by the writer.
-    Access(tessera::http::AccessRecord),
+    Access(tessera_http::AccessRecord),
     /// Write what came before, then stop.
     Stop,
 }
 
 /// Where log lines and access records go (a `tracing_subscriber` writer and an access log).
 #[derive(Clone)]
-pub struct LogQueue {
+pub(crate) struct LogQueue {
     tx: SyncSender<Entry>,
     dropped: Arc<AtomicU64>,
 }
 
 /// Keeps the writer thread; dropping it writes what is queued, then stops it.
-pub struct LogGuard {
+pub(crate) struct LogGuard {
     queue: Option<LogQueue>,
     thread: Option<JoinHandle<()>>,
 }
@@ -57,7 +57,7 @@ impl Drop for LogGuard {
 
 impl LogQueue {
     /// A queue and the thread writing it to stderr.
-    pub fn to_stderr() -> (Self, LogGuard) {
+    pub(crate) fn to_stderr() -> (Self, LogGuard) {
         let (tx, rx) = sync_channel(QUEUE_LINES);
         let dropped = Arc::new(AtomicU64::new(0));
         let queue = Self {
@@ -123,8 +123,8 @@ fn write_lines(rx: &Receiver<Entry>, dropped: &AtomicU64) {
 }
 
 /// One access line, in the shape of the `tracing` line it replaces.
-fn write_access(out: &mut impl Write, r: &tessera::http::AccessRecord) -> std::io::Result<()> {
-    write!(out, "{}", tessera::protocol::Rfc3339::micros(r.at))?;
+fn write_access(out: &mut impl Write, r: &tessera_http::AccessRecord) -> std::io::Result<()> {
+    write!(out, "{}", tessera_protocol::Rfc3339::micros(r.at))?;
     write!(
         out,
         "  INFO tessera_http::stream: request finished method={} target={} id={} status={} outcome={}",
@@ -136,8 +136,8 @@ fn write_access(out: &mut impl Write, r: &tessera::http::AccessRecord) -> std::i
     writeln!(out, " latency_us={}", r.latency.as_micros())
 }
 
-impl tessera::http::AccessLog for LogQueue {
-    fn record(&self, record: tessera::http::AccessRecord) {
+impl tessera_http::AccessLog for LogQueue {
+    fn record(&self, record: tessera_http::AccessRecord) {
         if let Err(TrySendError::Full(_)) = self.tx.try_send(Entry::Access(record)) {
             self.dropped.fetch_add(1, Ordering::Relaxed);
         }
@@ -145,7 +145,7 @@ impl tessera::http::AccessLog for LogQueue {
 }
 
 /// One log line being formatted; queued when the formatter is done with it.
-pub struct QueuedLine<'a> {
+pub(crate) struct QueuedLine<'a> {
     queue: &'a LogQueue,
     line: Vec<u8>,
 }
@@ -218,7 +218,7 @@ mod tests {
     #[test]
     fn access_lines_look_like_the_tracing_line_they_replace() {
         let mut out = Vec::new();
-        let record = tessera::http::AccessRecord {
+        let record = tessera_http::AccessRecord {
             method: "tools/call".into(),
             target: "increase-counter".into(),
             id: "7".into(),

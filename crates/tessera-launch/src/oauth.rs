@@ -1,0 +1,34 @@
+//! `--oauth-issuer`: the endpoint as an OAuth 2.1 protected resource.
+
+use std::sync::Arc;
+
+use tessera_http::EndpointOptions;
+
+use crate::ServeArgs;
+
+/// `options` protected as `args` say, once the endpoint listens at `local`:
+/// JWT access tokens of `--oauth-issuer` for `--oauth-resource` (default
+/// `http://LOCAL/mcp`), the metadata document, and the scopes supported.
+pub(crate) fn protect(
+    args: &ServeArgs,
+    local: std::net::SocketAddr,
+    options: EndpointOptions,
+) -> EndpointOptions {
+    let Some(issuer) = &args.oauth_issuer else {
+        return options;
+    };
+    let resource = args
+        .oauth_resource
+        .clone()
+        .unwrap_or_else(|| format!("http://{local}/mcp"));
+    let verifier = Arc::new(tessera_auth::JwtVerifier::new(
+        issuer.clone(),
+        resource.clone(),
+    ));
+    let protected = tessera_auth::OAuthResource::new(resource.clone(), issuer.clone(), verifier)
+        .scopes_supported(args.oauth_scopes());
+    tracing::info!(%issuer, %resource, "OAuth: accepting access tokens of this issuer for this resource");
+    options
+        .protected_resource(protected.metadata())
+        .authenticate(protected)
+}
