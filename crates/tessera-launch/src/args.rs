@@ -176,7 +176,11 @@ mod tests {
     #[cfg(feature = "redis")]
     #[test]
     fn redis_urls() {
-        assert!(parse(&["--ledger", "http://x"]).unwrap_err().contains("redis://"));
+        assert!(
+            parse(&["--ledger", "http://x"])
+                .unwrap_err()
+                .contains("redis://")
+        );
         let a = parse(&["--ledger", "redis://127.0.0.1:6379/"]).unwrap();
         assert!(a.single_use());
     }
@@ -189,6 +193,10 @@ mod tests {
         let a = parse(&["--oauth-issuer", "http://i", "--oauth-scope", "a b"]).unwrap();
         assert_eq!(a.oauth_scopes(), ["a", "b"]);
         assert!(a.check("127.0.0.1:8787").is_ok());
-        assert!(a.check("0.0.0.0:8787").unwrap_err().contains("--oauth-resource"));
+        assert!(
+            a.check("0.0.0.0:8787")
+                .unwrap_err()
+                .contains("--oauth-resource")
+        );
     }
 }

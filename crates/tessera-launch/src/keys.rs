@@ -262,7 +262,8 @@ mod tests {
 
     #[test]
     fn the_environment_wins_over_dev_vars() {
-        let dir = std::env::temp_dir().join(format!("tessera-launch-config-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("tessera-launch-config-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join(".dev.vars"), "MRTR_REQUEST_STATE_KEY=short\n").unwrap();
         assert!(

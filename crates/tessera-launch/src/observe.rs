@@ -74,7 +74,10 @@ impl Observability {
     }
 
     /// `options` with the access log, when requests are logged.
-    pub fn access_log(&self, options: tessera_http::EndpointOptions) -> tessera_http::EndpointOptions {
+    pub fn access_log(
+        &self,
+        options: tessera_http::EndpointOptions,
+    ) -> tessera_http::EndpointOptions {
         match &self.access_log {
             Some(log) => options.access_log(Arc::clone(log)),
             None => options,

@@ -19,8 +19,9 @@ use proc_macro::TokenStream;
 /// other parameter is an argument (its doc comment, serde and schemars
 /// attributes describe it), or `Arguments<T>` takes them all as one type.
 /// Arguments: `name = "..."` (default: the function's name), `title = "..."`,
-/// `on_refusal = EXPR` (the text when the user declines, cancels or answers
-/// unusably), `single_use` (each ticket redeemed once).
+/// `on_refusal = EXPR` (the text when the user declines or cancels; an
+/// answer that does not fit is asked for again), `single_use` (each ticket
+/// redeemed once).
 ///
 /// ```
 /// use tessera::Context;

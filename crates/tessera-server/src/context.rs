@@ -423,7 +423,10 @@ impl Context {
                 Err(reason) => Some(reason),
             },
         };
-        let question = question()?;
+        let mut question = question()?;
+        if let Some(reason) = &invalid {
+            question.explain_invalid(reason);
+        }
         self.next().questions.insert(key.to_owned(), question);
         Err(match invalid {
             None => Interrupt::InputRequired,

@@ -9,10 +9,10 @@ use std::fmt;
 /// handler asked this round to the client (`input_required`); the handler runs
 /// again from the top on the retry, where the same `ask` yields the answer.
 /// The other kinds mean the user did not give a usable answer. Unless the
-/// handler catches them, a tool ends with its [refusal
-/// result](crate::ToolDef::on_refusal) when it declares one; without one, an
-/// invalid answer is asked for again and a decline or cancel ends the call
-/// with a sentence saying so:
+/// handler catches them, an invalid answer is asked for again, the question
+/// saying what was wrong with the last one; a decline or cancel ends the call
+/// with the tool's [refusal result](crate::ToolDef::on_refusal) when it
+/// declares one, else with a sentence saying so:
 ///
 /// ```
 /// # use tessera_server::{Context, Form, Interrupt};

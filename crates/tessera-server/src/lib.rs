@@ -65,6 +65,8 @@ mod server;
 mod task_runtime;
 mod task_store;
 pub mod telemetry;
+#[cfg(feature = "testing")]
+pub mod testing;
 mod tool;
 
 pub use app_state::State;

@@ -30,6 +30,17 @@ pub(crate) enum Asked {
 }
 
 impl Question {
+    /// Says in the question why the last answer to it was not taken (forms
+    /// and URLs: the message a person reads; sampling and roots have none).
+    pub(crate) fn explain_invalid(&mut self, reason: &str) {
+        let message = match self {
+            Self::Form(form) => &mut form.message,
+            Self::Url { message, .. } => message,
+            Self::Sample(_) | Self::Roots => return,
+        };
+        *message = format!("{message}\n\n(The previous answer was not accepted: {reason})");
+    }
+
     /// The wire request, built from the handler's parts without copying them.
     pub(crate) fn into_wire(self) -> InputRequest {
         match self {

@@ -210,9 +210,10 @@ impl ToolDef {
         self.single_use
     }
 
-    /// The text result when the user declines, cancels or answers a question
-    /// unusably and the handler does not catch it (default: a sentence naming
-    /// the question and what happened).
+    /// The text result when the user declines or cancels a question and the
+    /// handler does not catch it (default: a sentence naming the question and
+    /// what happened). An answer that does not fit the question is not a
+    /// refusal: it is asked for again, with the reason.
     ///
     /// ```
     /// # use tessera_server::{Context, ToolDef};

@@ -34,6 +34,10 @@ pub use tessera_server::telemetry;
 #[cfg(feature = "otel")]
 pub use tessera_otel as otel;
 
+/// Testing tools without a transport (feature `testing`): [`testing::TestClient`] answers each round from a script.
+#[cfg(feature = "testing")]
+pub use tessera_server::testing;
+
 /// A server binary's startup (feature `launch`): [`launch::main`], [`launch::Launch`], the flags [`launch::ServeArgs`].
 #[cfg(feature = "launch")]
 pub use tessera_launch as launch;

@@ -30,10 +30,7 @@ pub const APP_ORIGIN: &str = "https://app.example.com";
 pub fn app(server: Arc<McpServer>, options: EndpointOptions, request_timeout: Duration) -> Router {
     // The router chose the path, so the endpoint serves whatever path it is handed;
     // tower-http answers CORS, so the endpoint's own CORS is off (its Origin check stays).
-    let options = options
-        .any_path()
-        .cors(false)
-        .allow_origin(APP_ORIGIN);
+    let options = options.any_path().cors(false).allow_origin(APP_ORIGIN);
     let endpoint = McpEndpoint::new(server, options);
     let cors = CorsLayer::new()
         .allow_origin(HeaderValue::from_static(APP_ORIGIN))

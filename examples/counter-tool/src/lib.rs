@@ -55,7 +55,9 @@ pub async fn increase_counter(
 
 /// The whole server, sealing tickets with `codec`.
 pub fn counter_server(codec: RequestStateCodec) -> Result<McpServer, BuildError> {
-    counter_server_from(McpServer::builder(SERVER_NAME, env!("CARGO_PKG_VERSION")).request_state(codec))
+    counter_server_from(
+        McpServer::builder(SERVER_NAME, env!("CARGO_PKG_VERSION")).request_state(codec),
+    )
 }
 
 /// The server `builder` describes (its codec, ledger, scopes and ticket

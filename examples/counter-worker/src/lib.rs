@@ -36,8 +36,9 @@ async fn fetch(
                 ));
             }
         };
-        let builder = tessera::McpServer::builder(counter_tool::SERVER_NAME, env!("CARGO_PKG_VERSION"))
-            .request_state(setup.codec.clone());
+        let builder =
+            tessera::McpServer::builder(counter_tool::SERVER_NAME, env!("CARGO_PKG_VERSION"))
+                .request_state(setup.codec.clone());
         // Single use needs the Durable Object: never a per-isolate fallback.
         let builder = if single_use {
             builder

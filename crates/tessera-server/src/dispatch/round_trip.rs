@@ -39,8 +39,6 @@ struct MrtrCall<'a, R> {
     single_use: bool,
     /// Forms a client may answer before they are asked ([`ToolDef::accepts_upfront`](crate::ToolDef::accepts_upfront)).
     upfront: Option<&'a IndexMap<String, Arc<ElicitationSchema>>>,
-    /// Whether an invalid answer the handler passes on is asked for again (else `on_error` ends the call).
-    reask_invalid: bool,
     run: PendingRun<'a, R>,
     on_error: ErrorPolicy<'a, R>,
     /// What a finished result must satisfy before it is sent (a tool's `outputSchema`).
@@ -128,7 +126,6 @@ impl McpServer {
             binding: self.binding("tools/call", name, &arguments, &incoming)?,
             single_use: tool.single_use,
             upfront: Some(&tool.upfront),
-            reask_invalid: tool.refusal.is_none(),
             run: Box::new(move |ctx| handler(ctx, arguments)),
             on_error: Box::new(|error| tool.outcome_of(error)),
             // Only a tool with an outputSchema has anything to check (no box otherwise).
@@ -182,7 +179,6 @@ impl McpServer {
             binding: self.binding("prompts/get", name, &arguments, &incoming)?,
             single_use: false,
             upfront: None,
-            reask_invalid: true,
             run: Box::new(move |ctx| handler(ctx, args)),
             on_error: Box::new(|error| {
                 Err(server_error(error, || {
@@ -230,7 +226,6 @@ impl McpServer {
             binding: self.binding("resources/read", uri, &Value::Null, &incoming)?,
             single_use: false,
             upfront: None,
-            reask_invalid: true,
             run: Box::new(move |ctx| {
                 Box::pin(async move {
                     let mut result: ReadResourceResult = handler(ctx, read).await?;
@@ -342,9 +337,9 @@ impl McpServer {
                 Ok(result)
             }
             Err(HandlerError(Kind::Interrupt(Interrupt::InputRequired))) => Err(()),
-            Err(HandlerError(Kind::Interrupt(Interrupt::Invalid { .. }))) if call.reask_invalid => {
-                Err(())
-            }
+            // An invalid answer the handler passes on is asked for again, the
+            // reason in the question; declines and cancels end the call.
+            Err(HandlerError(Kind::Interrupt(Interrupt::Invalid { .. }))) => Err(()),
             Err(other) => (call.on_error)(other).map(Ok)?,
         };
         match outcome {

@@ -231,13 +231,10 @@ async fn drive(
                 break;
             }
             // Questions: the same rule as a call's rounds (an invalid answer
-            // is asked again unless the tool answers refusals itself).
-            Err(HandlerError(Kind::Interrupt(Interrupt::InputRequired))) => None,
-            Err(HandlerError(Kind::Interrupt(Interrupt::Invalid { .. })))
-                if tool.refusal.is_none() =>
-            {
-                None
-            }
+            // is asked again, the reason in the question).
+            Err(HandlerError(Kind::Interrupt(
+                Interrupt::InputRequired | Interrupt::Invalid { .. },
+            ))) => None,
             Err(error) => Some(error),
         };
         if let Some(error) = error {
