@@ -35,8 +35,8 @@ pub struct ServeArgs {
     /// elicitation/create requests.
     #[arg(long, conflicts_with_all = ["addr", "legacy"])]
     pub stdio: bool,
-    /// Initialize-era clients over HTTP: reject, stateless, or serve
-    /// (sessions, with forms pushed as elicitation/create).
+    /// Initialize-era clients over HTTP: serve (the default: sessions, with
+    /// forms pushed as elicitation/create), stateless, or reject.
     #[arg(long, value_name = "POLICY", value_parser = parse_legacy)]
     pub legacy: Option<Legacy>,
     /// requestState lifetime in seconds [default: 600].

@@ -157,7 +157,7 @@ impl Launch {
             name: name.into(),
             args,
             default_port: 8787,
-            default_legacy: Legacy::Reject,
+            default_legacy: Legacy::default(),
             path: "/mcp".into(),
         }
     }
@@ -182,7 +182,7 @@ impl Launch {
         self
     }
 
-    /// What initialize-era clients get over HTTP without `--legacy` (default: reject).
+    /// What initialize-era clients get over HTTP without `--legacy` (default: [`Legacy::Serve`], sessions with the forms).
     pub fn default_legacy(mut self, legacy: Legacy) -> Self {
         self.default_legacy = legacy;
         self

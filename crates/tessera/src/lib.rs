@@ -94,6 +94,39 @@ pub mod prelude {
     };
 }
 
+/// The guide's chapters: each topic of serving MCP with Tessera, its
+/// examples compiled and run as doctests.
+pub mod docs {
+    #[doc = include_str!("../docs/tools.md")]
+    pub mod tools {}
+    #[doc = include_str!("../docs/startup.md")]
+    pub mod startup {}
+    #[doc = include_str!("../docs/testing.md")]
+    pub mod testing {}
+    #[doc = include_str!("../docs/eras.md")]
+    pub mod eras {}
+    #[doc = include_str!("../docs/stdio.md")]
+    pub mod stdio {}
+    #[doc = include_str!("../docs/many-instances.md")]
+    pub mod many_instances {}
+    #[doc = include_str!("../docs/oauth.md")]
+    pub mod oauth {}
+    #[doc = include_str!("../docs/workers.md")]
+    pub mod workers {}
+    #[doc = include_str!("../docs/tasks.md")]
+    pub mod tasks {}
+    #[doc = include_str!("../docs/limits.md")]
+    pub mod limits {}
+    #[doc = include_str!("../docs/observability.md")]
+    pub mod observability {}
+    #[doc = include_str!("../docs/cli.md")]
+    pub mod cli {}
+    #[doc = include_str!("../docs/conformance.md")]
+    pub mod conformance {}
+    #[doc = include_str!("../docs/architecture.md")]
+    pub mod architecture {}
+}
+
 /// The repository README's examples, compiled and run as doctests.
 #[cfg(all(doctest, feature = "macros"))]
 #[doc = include_str!("../../../README.md")]

@@ -28,17 +28,16 @@ struct Cli {
 
 fn main() -> ExitCode {
     let Cli { serve, db } = Cli::parse();
-    let launch = Launch::new("notes", serve)
+    Launch::new("notes", serve)
         .default_port(8788)
-        .default_legacy(tessera::http::Legacy::Serve);
-    launch.main(|setup| {
-        let store: Arc<dyn notes::NoteStore> = match setup.redis() {
-            Some(redis) => Arc::new(notes::RedisStore::new(redis.connection())),
-            None => Arc::new(
-                notes::SqliteStore::open(&db).map_err(|e| format!("{}: {e}", db.display()))?,
-            ),
-        };
-        notes::notes_server(setup.server("notes", env!("CARGO_PKG_VERSION")), store)
-            .map_err(|e| e.to_string())
-    })
+        .main(|setup| {
+            let store: Arc<dyn notes::NoteStore> = match setup.redis() {
+                Some(redis) => Arc::new(notes::RedisStore::new(redis.connection())),
+                None => Arc::new(
+                    notes::SqliteStore::open(&db).map_err(|e| format!("{}: {e}", db.display()))?,
+                ),
+            };
+            notes::notes_server(setup.server("notes", env!("CARGO_PKG_VERSION")), store)
+                .map_err(|e| e.to_string())
+        })
 }
