@@ -2,6 +2,21 @@
 
 use serde_json::{Map, Value};
 
+/// `name=value` pairs as a prompt's arguments: every value a string, as prompts take them.
+pub fn strings(pairs: &[String]) -> Result<Map<String, Value>, String> {
+    let mut args = Map::new();
+    for pair in pairs {
+        let (name, value) = pair
+            .split_once('=')
+            .ok_or_else(|| format!("argument {pair:?} is not name=value"))?;
+        if name.is_empty() {
+            return Err(format!("argument {pair:?} has no name"));
+        }
+        args.insert(name.to_owned(), Value::String(value.to_owned()));
+    }
+    Ok(args)
+}
+
 /// Parses `name=value` pairs (JSON when it parses, else a string) over `--args-json`,
 /// then coerces each value to the type its property declares.
 pub fn build(

@@ -1,5 +1,7 @@
-//! Opening a page for the user: `$BROWSER` when set, else the platform's
-//! opener (`open` on macOS, `xdg-open` elsewhere). Callers decide whether a
+//! Opening a page for the user: `$BROWSER` when set (a command, its words
+//! split at spaces, the URL added last), else the platform's opener as the
+//! `open` crate finds it (`open` on macOS, `start` on Windows, `xdg-open`,
+//! `gio` or WSL's `wslview` elsewhere). Callers decide whether a
 //! URL may be opened at all (the sign-in's own URL; a URL-mode request only
 //! after a yes, and only http(s)).
 
@@ -7,18 +9,13 @@ use std::process::{Command, Stdio};
 
 /// Starts the browser on `url`, detached from the terminal; says whether one started.
 pub fn open(url: &str) -> bool {
-    let opener = std::env::var("BROWSER")
+    let Some(browser) = std::env::var("BROWSER")
         .ok()
         .filter(|b| !b.trim().is_empty())
-        .unwrap_or_else(|| {
-            if cfg!(target_os = "macos") {
-                "open"
-            } else {
-                "xdg-open"
-            }
-            .to_owned()
-        });
-    let mut words = opener.split_whitespace();
+    else {
+        return ::open::that_detached(url).is_ok();
+    };
+    let mut words = browser.split_whitespace();
     let Some(program) = words.next() else {
         return false;
     };

@@ -9,6 +9,7 @@ mod prompt_form;
 mod server;
 mod shown;
 mod sign_in;
+mod style;
 mod terminal;
 
 use std::io::IsTerminal;
@@ -104,29 +105,87 @@ enum Command {
         /// All arguments as one JSON object (merged under name=value pairs).
         #[arg(long)]
         args_json: Option<String>,
-        /// Scripted answers: a JSON file {"key": {"field": value} | "decline" | "cancel"}.
-        #[arg(long)]
-        answers: Option<std::path::PathBuf>,
-        /// One scripted answer field: key.field=value (repeatable), or key=decline / key=cancel.
-        #[arg(long = "answer")]
-        answer: Vec<String>,
-        /// Print the final JSON-RPC result instead of its text.
-        #[arg(long)]
-        json: bool,
-        /// Most rounds before giving up (for a call that goes on as a task: rounds of input).
-        #[arg(long, default_value_t = 10)]
-        max_rounds: usize,
         /// Longest a call that goes on as a task is followed, in seconds (then it is cancelled; exit 6).
         #[arg(long, value_name = "SECONDS", default_value_t = 600)]
         task_wait: u64,
-        /// Bearer token for the server.
-        #[arg(long, env = "TESSERA_BEARER_TOKEN")]
-        token: Option<String>,
+        #[command(flatten)]
+        answering: Answering,
     },
+    /// List a server's prompts.
+    Prompts {
+        /// The MCP endpoint (or --stdio).
+        url: Option<String>,
+        /// Start this command and speak to it over stdio instead, e.g. "everything-server --stdio".
+        #[arg(long, value_name = "COMMAND")]
+        stdio: Option<String>,
+        /// Print the raw JSON list.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Get a prompt's messages; answer its forms as for `call`.
+    #[command(
+        override_usage = "tessera prompt [OPTIONS] <URL> <NAME> [ARGS]...\n       tessera prompt [OPTIONS] --stdio <COMMAND> <NAME> [ARGS]..."
+    )]
+    Prompt {
+        /// The MCP endpoint (unless --stdio), the prompt's name, then its arguments as name=value (strings).
+        #[arg(value_name = "[URL] NAME [ARGS]", required = true)]
+        positional: Vec<String>,
+        /// Start this command and speak to it over stdio instead of a URL.
+        #[arg(long, value_name = "COMMAND")]
+        stdio: Option<String>,
+        #[command(flatten)]
+        answering: Answering,
+    },
+    /// List a server's resources.
+    Resources {
+        /// The MCP endpoint (or --stdio).
+        url: Option<String>,
+        /// Start this command and speak to it over stdio instead.
+        #[arg(long, value_name = "COMMAND")]
+        stdio: Option<String>,
+        /// Print the raw JSON list.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Read a resource; answer its forms as for `call`.
+    #[command(
+        override_usage = "tessera read [OPTIONS] <URL> <URI>\n       tessera read [OPTIONS] --stdio <COMMAND> <URI>"
+    )]
+    Read {
+        /// The MCP endpoint (unless --stdio), then the resource's URI.
+        #[arg(value_name = "[URL] URI", required = true)]
+        positional: Vec<String>,
+        /// Start this command and speak to it over stdio instead of a URL.
+        #[arg(long, value_name = "COMMAND")]
+        stdio: Option<String>,
+        #[command(flatten)]
+        answering: Answering,
+    },
+}
+
+/// How a request that asks for input is answered, and how its result is shown.
+#[derive(clap::Args)]
+struct Answering {
+    /// Scripted answers: a JSON file {"key": {"field": value} | "decline" | "cancel"}.
+    #[arg(long)]
+    answers: Option<std::path::PathBuf>,
+    /// One scripted answer field: key.field=value (repeatable), or key=decline / key=cancel.
+    #[arg(long = "answer")]
+    answer: Vec<String>,
+    /// Print the final JSON-RPC result instead of its text.
+    #[arg(long)]
+    json: bool,
+    /// Most rounds before giving up (for a call that goes on as a task: rounds of input).
+    #[arg(long, default_value_t = 10)]
+    max_rounds: usize,
+    /// Bearer token for the server.
+    #[arg(long, env = "TESSERA_BEARER_TOKEN")]
+    token: Option<String>,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    inquire::set_global_render_config(style::render_config());
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -290,40 +349,22 @@ async fn run(command: Command) -> Result<Exit, (Exit, String)> {
             positional,
             stdio,
             args_json,
-            answers,
-            answer,
-            json,
-            max_rounds,
             task_wait,
-            token,
+            answering,
         } => {
-            let scripted =
-                answers::load(answers.as_deref(), &answer).map_err(|e| (Exit::Usage, e))?;
-            let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
-            let elicitor = Arc::new(CliElicitor::new(scripted, interactive));
             let (server, mut args) = server(stdio.as_deref(), positional)?;
             if args.is_empty() {
                 return Err((Exit::Usage, "name the tool to call".into()));
             }
             let tool = args.remove(0);
-            let mut builder = server.client();
-            if let Some(t) = &token {
-                builder = builder.bearer_token(t);
-            } else {
-                builder = signing_in(&server, builder).await?;
-            }
-            let c = builder
-                .elicitor(elicitor.clone())
-                .max_rounds(max_rounds)
-                .task_wait(std::time::Duration::from_secs(task_wait))
-                .meta("progressToken", Value::String("tessera-cli".into()))
-                .on_notification(Arc::new(output::print_notification))
-                .build()
-                .map_err(not_built)?;
+            let (c, elicitor) = answering_client(&server, &answering, |b| {
+                b.task_wait(std::time::Duration::from_secs(task_wait))
+            })
+            .await?;
             let result = call(&c, &tool, &args, args_json.as_deref()).await;
             c.close().await;
             let result = result?;
-            if json {
+            if answering.json {
                 output::print_json(serde_json::to_string_pretty(&result));
             } else {
                 output::print_result(&result);
@@ -331,14 +372,105 @@ async fn run(command: Command) -> Result<Exit, (Exit, String)> {
             Ok(
                 if result.get("isError").and_then(Value::as_bool) == Some(true) {
                     Exit::ToolError
-                } else if elicitor.refused() {
-                    Exit::Refused
                 } else {
-                    Exit::Success
+                    elicitor.exit()
                 },
             )
         }
+        Command::Prompts { url, stdio, json } => {
+            let c = listing_client(url, stdio.as_deref()).await?;
+            let prompts = c.list_prompts().await.map_err(failed);
+            c.close().await;
+            let prompts = prompts?;
+            if json {
+                output::print_json(serde_json::to_string_pretty(&prompts));
+            } else {
+                output::print_prompts(&prompts);
+            }
+            Ok(Exit::Success)
+        }
+        Command::Prompt {
+            positional,
+            stdio,
+            answering,
+        } => {
+            let (server, mut args) = server(stdio.as_deref(), positional)?;
+            if args.is_empty() {
+                return Err((Exit::Usage, "name the prompt to get".into()));
+            }
+            let name = args.remove(0);
+            let arguments = arguments::strings(&args).map_err(|e| (Exit::Usage, e))?;
+            let (c, elicitor) = answering_client(&server, &answering, |b| b).await?;
+            let result = c.get_prompt(&name, arguments).await.map_err(failed);
+            c.close().await;
+            let result = result?;
+            if answering.json {
+                output::print_json(serde_json::to_string_pretty(&result));
+            } else {
+                output::print_prompt(&result);
+            }
+            Ok(elicitor.exit())
+        }
+        Command::Resources { url, stdio, json } => {
+            let c = listing_client(url, stdio.as_deref()).await?;
+            let resources = c.list_resources().await.map_err(failed);
+            c.close().await;
+            let resources = resources?;
+            if json {
+                output::print_json(serde_json::to_string_pretty(&resources));
+            } else {
+                output::print_resources(&resources);
+            }
+            Ok(Exit::Success)
+        }
+        Command::Read {
+            positional,
+            stdio,
+            answering,
+        } => {
+            let (server, args) = server(stdio.as_deref(), positional)?;
+            let [uri] = args.as_slice() else {
+                return Err((Exit::Usage, "name the one resource URI to read".into()));
+            };
+            let (c, elicitor) = answering_client(&server, &answering, |b| b).await?;
+            let result = c.read_resource(uri).await.map_err(failed);
+            c.close().await;
+            let result = result?;
+            if answering.json {
+                output::print_json(serde_json::to_string_pretty(&result));
+            } else {
+                output::print_contents(&result);
+            }
+            Ok(elicitor.exit())
+        }
     }
+}
+
+/// A client whose elicitor answers from the script (or the terminal), signed
+/// in as `answering` says; `more` adds settings of the command.
+async fn answering_client(
+    server: &Server,
+    answering: &Answering,
+    more: impl FnOnce(tessera_client::McpClientBuilder) -> tessera_client::McpClientBuilder,
+) -> Result<(McpClient, Arc<CliElicitor>), (Exit, String)> {
+    let scripted = answers::load(answering.answers.as_deref(), &answering.answer)
+        .map_err(|e| (Exit::Usage, e))?;
+    let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let elicitor = Arc::new(CliElicitor::new(scripted, interactive));
+    let mut builder = server.client();
+    if let Some(t) = &answering.token {
+        builder = builder.bearer_token(t);
+    } else {
+        builder = signing_in(server, builder).await?;
+    }
+    let client = more(builder)
+        .elicitor(elicitor.clone())
+        .max_rounds(answering.max_rounds)
+        .meta("progressToken", Value::String("tessera-cli".into()))
+        .on_notification(Arc::new(output::print_notification))
+        .build()
+        .map_err(not_built)?;
+    Ok((client, elicitor))
 }
 
 /// Prints every notification of one subscription, one JSON line each, until it ends or Ctrl-C.

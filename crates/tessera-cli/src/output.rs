@@ -2,7 +2,9 @@
 //! server-provided string through [`shown`](crate::shown).
 
 use serde_json::Value;
-use tessera_protocol::{DiscoverResult, Tool};
+use tessera_protocol::{
+    DiscoverResult, GetPromptResult, Prompt, ReadResourceResult, Resource, Tool,
+};
 
 use crate::shown::{json, line, text};
 
@@ -60,6 +62,85 @@ pub fn print_tools(tools: &[Tool]) {
         match &tool.description {
             Some(d) => println!("{}  {}", line(&tool.name), line(d)),
             None => println!("{}", line(&tool.name)),
+        }
+    }
+}
+
+/// Prints the prompt list, one prompt a line, with its arguments.
+pub fn print_prompts(prompts: &[Prompt]) {
+    for prompt in prompts {
+        let args: Vec<String> = prompt
+            .arguments
+            .iter()
+            .flatten()
+            .map(|a| {
+                let name = line(&a.name);
+                if a.required == Some(true) {
+                    format!("{name}=…")
+                } else {
+                    format!("[{name}=…]")
+                }
+            })
+            .collect();
+        let mut shown = line(&prompt.name).into_owned();
+        if !args.is_empty() {
+            shown = format!("{shown} {}", args.join(" "));
+        }
+        match &prompt.description {
+            Some(d) => println!("{shown}  {}", line(d)),
+            None => println!("{shown}"),
+        }
+    }
+}
+
+/// Prints a prompt's messages: each role, then its content as a tool result's.
+pub fn print_prompt(result: &GetPromptResult) {
+    let value = serde_json::to_value(result).unwrap_or_default();
+    for message in value
+        .get("messages")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        println!("{}:", field(message.get("role"), "?"));
+        let block = message.get("content").cloned().unwrap_or_default();
+        print_result(&serde_json::json!({"content": [block]}));
+    }
+}
+
+/// Prints the resource list, one resource a line: URI, name, MIME type.
+pub fn print_resources(resources: &[Resource]) {
+    for r in resources {
+        let mime = r
+            .mime_type
+            .as_deref()
+            .map(|m| format!("  ({})", line(m)))
+            .unwrap_or_default();
+        println!("{}  {}{mime}", line(&r.uri), line(&r.name));
+    }
+}
+
+/// Prints what a resource read returned: text as it is, blobs summarised.
+pub fn print_contents(result: &ReadResourceResult) {
+    let value = serde_json::to_value(result).unwrap_or_default();
+    for contents in value
+        .get("contents")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        if let Some(t) = contents.get("text").and_then(Value::as_str) {
+            println!("{}", text(t));
+        } else {
+            println!(
+                "[blob {} {}, {} base64 characters]",
+                field(contents.get("uri"), "?"),
+                field(contents.get("mimeType"), "?"),
+                contents
+                    .get("blob")
+                    .and_then(Value::as_str)
+                    .map_or(0, str::len)
+            );
         }
     }
 }

@@ -10,9 +10,7 @@ use tessera_protocol::{
 
 use crate::shown::{line, text};
 
-const BOLD: &str = "\x1b[1m";
-const HOST: &str = "\x1b[1;33m";
-const RESET: &str = "\x1b[0m";
+use crate::style;
 
 /// The user left the form (Esc or Ctrl-C).
 struct Left;
@@ -186,8 +184,8 @@ pub fn ask_form(
 ) -> Result<ElicitResult, ClientError> {
     let schema = &params.requested_schema;
     eprintln!(
-        "\n{BOLD}{}{RESET} asks ({}): {}",
-        line(server),
+        "\n{} asks ({}): {}",
+        style::asker(&line(server)),
         line(key),
         text(&params.message)
     );
@@ -313,8 +311,9 @@ fn openable(raw: &str) -> Result<Openable, String> {
         .map_or(authority, |i| authority + i + 1);
     let shown = if url[at..].starts_with(&host) {
         format!(
-            "{}{HOST}{host}{RESET}{}",
+            "{}{}{}",
             &url[..at],
+            style::host(&host),
             &url[at + host.len()..]
         )
     } else {
@@ -336,8 +335,8 @@ pub fn ask_url(
     params: &ElicitUrlParams,
 ) -> Result<ElicitResult, ClientError> {
     eprintln!(
-        "\n{BOLD}{}{RESET} asks you to open a page ({}): {}",
-        line(server),
+        "\n{} asks you to open a page ({}): {}",
+        style::asker(&line(server)),
         line(key),
         text(&params.message)
     );
@@ -349,7 +348,7 @@ pub fn ask_url(
         }
     };
     eprintln!("  {}", target.shown);
-    eprintln!("  host: {HOST}{}{RESET}", target.host);
+    eprintln!("  host: {}", style::host(&target.host));
     for warning in &target.warnings {
         eprintln!("  warning: {warning}");
     }
@@ -380,7 +379,7 @@ mod tests {
         let ok = openable("https://evil.example/login?x=1").unwrap();
         assert_eq!(
             ok.shown,
-            format!("https://{HOST}evil.example{RESET}/login?x=1")
+            format!("https://{}/login?x=1", style::host("evil.example"))
         );
         assert_eq!(ok.host, "evil.example");
         assert!(ok.warnings.is_empty());
@@ -396,7 +395,7 @@ mod tests {
         assert_eq!(tricked.host, "evil.example.net");
         assert_eq!(
             tricked.shown,
-            format!("https://evil.example@{HOST}evil.example.net{RESET}/"),
+            format!("https://evil.example@{}/", style::host("evil.example.net")),
             "the real host is highlighted, not its text in the user name"
         );
         assert_eq!(tricked.warnings.len(), 1);

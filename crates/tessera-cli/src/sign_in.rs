@@ -8,7 +8,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tessera_client::{Authorizer, BoxFuture, ClientError, OAuthConfig, StoredTokens, TokenStore};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
 /// How long a sign-in may take in the browser (`TESSERA_SIGN_IN_TIMEOUT_SECS`, default 300).
@@ -131,43 +130,49 @@ async fn redirect(listener: &TcpListener, state: &str) -> Result<String, ClientE
     }
 }
 
-/// Reads one request head; answers 200 and returns its target when it is
-/// the redirect carrying `state`, else 404.
-async fn answer_redirect(mut stream: tokio::net::TcpStream, state: &str) -> Option<String> {
-    let mut buf = Vec::with_capacity(1024);
-    let mut chunk = [0u8; 1024];
-    while !buf.windows(4).any(|w| w == b"\r\n\r\n") && buf.len() < 8192 {
-        match stream.read(&mut chunk).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-        }
-    }
-    let head = String::from_utf8_lossy(&buf);
-    let target = head
-        .lines()
-        .next()
-        .and_then(|l| l.strip_prefix("GET "))
-        .and_then(|l| l.split_whitespace().next())
-        .unwrap_or("");
-    let ours =
-        target.starts_with("/callback") && query_param(target, "state").as_deref() == Some(state);
-    if !ours {
-        let _ = stream
-            .write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-            .await;
-        return None;
-    }
-    let page = "<!doctype html><title>Signed in</title><p>Signed in. You can close this window and return to the terminal.</p>";
-    let _ = stream
-        .write_all(
-            format!(
-                "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{page}",
-                page.len()
-            )
-            .as_bytes(),
-        )
+/// Serves one connection (HTTP/1.1 on hyper): answers 200 to the redirect
+/// carrying `state` and returns its target; anything else gets 404.
+async fn answer_redirect(stream: tokio::net::TcpStream, state: &str) -> Option<String> {
+    use http_body_util::Full;
+    use hyper::{Method, Request, Response, StatusCode, body::Incoming};
+
+    const PAGE: &str = "<!doctype html><title>Signed in</title><p>Signed in. You can close this window and return to the terminal.</p>";
+    let found = Arc::new(std::sync::Mutex::new(None::<String>));
+    let service = {
+        let (found, state) = (Arc::clone(&found), state.to_owned());
+        hyper::service::service_fn(move |request: Request<Incoming>| {
+            let target = request
+                .uri()
+                .path_and_query()
+                .map(|p| p.as_str().to_owned())
+                .unwrap_or_default();
+            let ours = request.method() == Method::GET
+                && request.uri().path() == "/callback"
+                && query_param(&target, "state").as_deref() == Some(state.as_str());
+            let response = if ours {
+                *found
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(target);
+                Response::builder()
+                    .header(hyper::header::CONTENT_TYPE, "text/html; charset=utf-8")
+                    .body(Full::new(bytes::Bytes::from_static(PAGE.as_bytes())))
+            } else {
+                Response::builder()
+                    .status(StatusCode::NOT_FOUND)
+                    .body(Full::new(bytes::Bytes::new()))
+            };
+            async move { response }
+        })
+    };
+    let _ = hyper::server::conn::http1::Builder::new()
+        .keep_alive(false)
+        .max_buf_size(8192)
+        .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
         .await;
-    Some(target.to_owned())
+    found
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .take()
 }
 
 /// Tokens by server URL in `tokens.json`, readable by the user alone.
@@ -176,14 +181,13 @@ pub struct TokenFile {
 }
 
 impl TokenFile {
-    /// `$TESSERA_CONFIG_DIR`, else `$XDG_CONFIG_HOME/tessera`, else `~/.config/tessera`.
+    /// `$TESSERA_CONFIG_DIR`, else `tessera` in the platform's config
+    /// directory (`$XDG_CONFIG_HOME` or `~/.config` on Linux, `~/Library/Application
+    /// Support` on macOS, `%APPDATA%` on Windows, as the `dirs` crate finds it).
     pub fn default_location() -> Result<Self, String> {
         let dir = std::env::var_os("TESSERA_CONFIG_DIR")
             .map(PathBuf::from)
-            .or_else(|| {
-                std::env::var_os("XDG_CONFIG_HOME").map(|d| PathBuf::from(d).join("tessera"))
-            })
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config/tessera")))
+            .or_else(|| dirs::config_dir().map(|d| d.join("tessera")))
             .ok_or("no config directory: set HOME or TESSERA_CONFIG_DIR")?;
         Ok(Self {
             path: dir.join("tokens.json"),
@@ -285,6 +289,8 @@ impl TokenStore for TokenFile {
 
 #[cfg(test)]
 mod tests {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
     use super::*;
 
     #[test]

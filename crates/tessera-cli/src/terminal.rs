@@ -32,6 +32,15 @@ impl CliElicitor {
         self.refused.load(Ordering::Relaxed)
     }
 
+    /// The exit code of a request that completed: refused when a form was declined or cancelled.
+    pub fn exit(&self) -> crate::exit::Exit {
+        if self.refused() {
+            crate::exit::Exit::Refused
+        } else {
+            crate::exit::Exit::Success
+        }
+    }
+
     fn note(&self, result: Result<ElicitResult, ClientError>) -> Result<ElicitResult, ClientError> {
         if let Ok(r) = &result
             && r.action != ElicitAction::Accept

@@ -47,8 +47,14 @@ pub enum ClientError {
     #[error("elicitation failed: {0}")]
     Elicitation(String),
     /// The server kept asking past the round limit.
-    #[error("the server still asked for input after {0} rounds")]
-    TooManyRounds(usize),
+    #[error("the server still asked for input after {rounds} rounds{}", describe_asked(.asked))]
+    TooManyRounds {
+        /// The round limit.
+        rounds: usize,
+        /// What the last round asked: each key, with its question's message
+        /// when it has one (a question asked again says there why).
+        asked: Vec<(String, Option<String>)>,
+    },
     /// Signing in failed or was refused (OAuth).
     #[error("authorization: {0}")]
     Auth(String),
@@ -97,4 +103,19 @@ fn http_status(status: u16) -> String {
     } else {
         format!(" (HTTP {status})")
     }
+}
+
+/// `: key ("message"), key` for the questions of the last round.
+fn describe_asked(asked: &[(String, Option<String>)]) -> String {
+    if asked.is_empty() {
+        return String::new();
+    }
+    let each: Vec<String> = asked
+        .iter()
+        .map(|(key, message)| match message {
+            Some(m) => format!("{key:?} ({m:?})"),
+            None => format!("{key:?}"),
+        })
+        .collect();
+    format!("; last asked {}", each.join(", "))
 }

@@ -140,8 +140,15 @@ async fn the_round_bound_is_enforced() {
         .build()
         .unwrap();
     match client.call_tool("nag", json!({})).await {
-        Err(ClientError::TooManyRounds(3)) => {}
-        other => panic!("expected TooManyRounds(3), got {other:?}"),
+        // The message names the key and, from the question asked again, why.
+        Err(e @ ClientError::TooManyRounds { rounds: 3, .. }) => {
+            let message = e.to_string();
+            assert!(
+                message.contains("last asked \"again\"") && message.contains("not accepted"),
+                "{message}"
+            );
+        }
+        other => panic!("expected TooManyRounds {{ rounds: 3, .. }}, got {other:?}"),
     }
 }
 

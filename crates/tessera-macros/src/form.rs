@@ -35,8 +35,18 @@ fn choice(item: ItemEnum) -> syn::Result<TokenStream> {
         ));
     }
     let name = &item.ident;
+    // A choice is a plain value: it goes into results and comparisons as it came out of the form.
     Ok(quote! {
-        #[derive(::tessera::__private::serde::Deserialize, ::tessera::__private::schemars::JsonSchema)]
+        #[derive(
+            ::tessera::__private::serde::Deserialize,
+            ::tessera::__private::serde::Serialize,
+            ::tessera::__private::schemars::JsonSchema,
+            ::core::fmt::Debug,
+            ::core::clone::Clone,
+            ::core::marker::Copy,
+            ::core::cmp::PartialEq,
+            ::core::cmp::Eq,
+        )]
         #[serde(crate = "::tessera::__private::serde")]
         #[schemars(crate = "::tessera::__private::schemars", inline)]
         #item
@@ -65,8 +75,15 @@ fn form(args: &MacroArgs, item: ItemStruct) -> syn::Result<TokenStream> {
         .string("key")?
         .unwrap_or_else(|| snake_case(&name.to_string()));
     let types = fields.named.iter().map(|f| &f.ty);
+    // An answer can be echoed into a result (`Serialize`) and kept (`Clone`, `Debug`).
     Ok(quote! {
-        #[derive(::tessera::__private::serde::Deserialize, ::tessera::__private::schemars::JsonSchema)]
+        #[derive(
+            ::tessera::__private::serde::Deserialize,
+            ::tessera::__private::serde::Serialize,
+            ::tessera::__private::schemars::JsonSchema,
+            ::core::fmt::Debug,
+            ::core::clone::Clone,
+        )]
         #[serde(crate = "::tessera::__private::serde")]
         #[schemars(crate = "::tessera::__private::schemars")]
         #item

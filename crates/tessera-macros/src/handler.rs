@@ -1,8 +1,9 @@
 //! `#[tessera::tool]`, `#[tessera::prompt]` and `#[tessera::resource]`: an
 //! `async fn` becomes a definition the server builder takes.
 //!
-//! The function becomes one of the same name returning the definition
-//! (`.tool(increase_counter())`); its doc comment the description;
+//! The function stays as it was, callable (and testable) as itself; beside it
+//! a function named after it with the kind as suffix returns the definition
+//! (`.tool(increase_counter_tool())`); its doc comment is the description;
 //! parameters of type `Context`, `&Context` and `State<T>` are extracted from
 //! the request; every other parameter is one field of the arguments (tools,
 //! prompts) or one template variable (resources), with its doc comment and
@@ -67,11 +68,6 @@ pub(crate) fn expand(kind: Kind, args: TokenStream, item: TokenStream) -> syn::R
     }
     let fn_name = function.sig.ident.clone();
     let vis = function.vis.clone();
-    let doc_attrs: Vec<&Attribute> = function
-        .attrs
-        .iter()
-        .filter(|a| a.path().is_ident("doc"))
-        .collect();
     let description = doc_text(&function.attrs);
 
     let private = quote!(::tessera::__private);
@@ -126,20 +122,20 @@ pub(crate) fn expand(kind: Kind, args: TokenStream, item: TokenStream) -> syn::R
         _ => None,
     });
     let description = description.map(|d| quote!(.description(#d)));
-    let mut inner = function.clone();
-    inner.sig.ident = Ident::new("__handler", Span::call_site());
-    inner.attrs.retain(|a| !a.path().is_ident("doc"));
-    inner.vis = syn::Visibility::Inherited;
+    // The function itself, as written (its parameters' attributes moved to
+    // the arguments' fields above).
+    let handler_fn = &function;
 
     let handler = quote! {
         |__ctx: ::tessera::Context, __args: __Arguments| async move {
             #(#extractions)*
             ::core::result::Result::<_, ::tessera::HandlerError>::Ok(
-                __handler(#(#call_args),*).await
+                #fn_name(#(#call_args),*).await
             )
         }
     };
 
+    let mut uri_is_template = false;
     let (target, build) = match kind {
         Kind::Tool => {
             args.only(&["name", "title", "on_refusal", "single_use"])?;
@@ -179,6 +175,7 @@ pub(crate) fn expand(kind: Kind, args: TokenStream, item: TokenStream) -> syn::R
             let title = args.string("title")?.map(|t| quote!(.title(#t)));
             let mime = args.string("mime_type")?.map(|m| quote!(.mime_type(#m)));
             if uri.contains('{') {
+                uri_is_template = true;
                 check_template_variables(&uri, &params)?;
                 (
                     quote!(::tessera::ResourceTemplateDef),
@@ -208,11 +205,25 @@ pub(crate) fn expand(kind: Kind, args: TokenStream, item: TokenStream) -> syn::R
         }
     };
 
+    let suffix = match kind {
+        Kind::Tool => "tool",
+        Kind::Prompt => "prompt",
+        Kind::Resource => "resource",
+    };
+    let definition = format_ident!("{}_{}", fn_name, suffix);
+    let definition_doc = format!(
+        "The {suffix} [`{fn_name}`] is, as a server registers it (`.{}({definition}())`).",
+        match kind {
+            Kind::Resource if uri_is_template => "resource_template",
+            _ => suffix,
+        }
+    );
     Ok(quote! {
-        #(#doc_attrs)*
-        #vis fn #fn_name() -> #target {
+        #handler_fn
+
+        #[doc = #definition_doc]
+        #vis fn #definition() -> #target {
             #arguments_struct
-            #inner
             #build
         }
     })

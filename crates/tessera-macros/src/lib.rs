@@ -12,7 +12,8 @@ mod handler;
 
 use proc_macro::TokenStream;
 
-/// Turns an `async fn` into a tool: a function of the same name returning its `ToolDef`.
+/// Makes an `async fn` a tool: the function stays as it is (callable in a
+/// unit test), and `NAME_tool()` beside it returns its `ToolDef`.
 ///
 /// The doc comment is the description; parameters of type `Context`,
 /// `&Context` and `State<T>` come from the request and the server; every
@@ -36,7 +37,7 @@ use proc_macro::TokenStream;
 ///     Ok(if confirm { format!("Deleted {path}.") } else { "Nothing deleted.".into() })
 /// }
 ///
-/// let tool = delete_file();
+/// let tool = delete_file_tool();
 /// assert_eq!(tool.definition().name, "delete-file");
 /// assert_eq!(tool.definition().input_schema["properties"]["path"]["description"], "The file");
 /// ```
@@ -54,7 +55,8 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
         .into()
 }
 
-/// Turns an `async fn` into a prompt: a function of the same name returning its `PromptDef`.
+/// Makes an `async fn` a prompt: the function stays as it is, and
+/// `NAME_prompt()` beside it returns its `PromptDef`.
 ///
 /// Parameters are the prompt's arguments (`String`, or `Option<String>` for
 /// optional ones), described by their doc comments; `name = "..."` and
@@ -67,7 +69,7 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
 ///     format!("Summarise in {} words:\n{text}", words.as_deref().unwrap_or("50"))
 /// }
 ///
-/// let args = summarise().definition().arguments.clone().unwrap();
+/// let args = summarise_prompt().definition().arguments.clone().unwrap();
 /// assert_eq!(args.iter().map(|a| a.required).collect::<Vec<_>>(), [Some(true), Some(false)]);
 /// ```
 #[proc_macro_attribute]
@@ -77,9 +79,10 @@ pub fn prompt(args: TokenStream, item: TokenStream) -> TokenStream {
         .into()
 }
 
-/// Turns an `async fn` into a resource (`ResourceDef`) or, with `{variables}`
-/// in its URI, a resource template (`ResourceTemplateDef`) whose variables are
-/// its parameters.
+/// Makes an `async fn` a resource: the function stays as it is, and
+/// `NAME_resource()` beside it returns its `ResourceDef` or, with
+/// `{variables}` in its URI, a resource template (`ResourceTemplateDef`)
+/// whose variables are its parameters.
 ///
 /// Arguments: `uri = "..."` (required), `name = "..."`, `title = "..."`,
 /// `mime_type = "..."`. `?` on `NotFound` answers "resource not found".
@@ -94,7 +97,7 @@ pub fn prompt(args: TokenStream, item: TokenStream) -> TokenStream {
 ///     Ok(known.ok_or(NotFound)?)
 /// }
 ///
-/// assert!(profile().matches("users://ada/profile").is_some());
+/// assert!(profile_resource().matches("users://ada/profile").is_some());
 /// ```
 ///
 /// Template variables arrive as text, and each parameter names one:
@@ -120,11 +123,24 @@ pub fn resource(args: TokenStream, item: TokenStream) -> TokenStream {
 ///
 /// Each field must be a `FormValue`: a nested struct does not compile.
 ///
+/// Both derive what an answer is used for besides reading it: a form is
+/// `Deserialize`, `Serialize`, `JsonSchema`, `Debug` and `Clone`; a choice is
+/// those and `Copy`, `PartialEq` and `Eq`, so it can go into an
+/// `#[tessera::output]` type as it came out of the form (do not derive these
+/// again).
+///
 /// ```
 /// use tessera::Form;
 ///
 /// #[tessera::form]
 /// enum Colour { Red, Blue }
+///
+/// /// What the tool reports back, the choice in it.
+/// #[tessera::output]
+/// struct Chosen { colour: Colour }
+///
+/// assert_eq!(Colour::Red, Colour::Red.clone());
+/// assert_eq!(tessera::serde_json::to_value(Chosen { colour: Colour::Blue }).unwrap()["colour"], "Blue");
 ///
 /// /// Your details
 /// #[tessera::form]
@@ -169,7 +185,7 @@ pub fn form(args: TokenStream, item: TokenStream) -> TokenStream {
 /// async fn search(tessera::Arguments(s): tessera::Arguments<Search>) -> String {
 ///     format!("searching {}", s.query)
 /// }
-/// assert_eq!(search().definition().input_schema["description"], "What to search for.");
+/// assert_eq!(search_tool().definition().input_schema["description"], "What to search for.");
 /// ```
 #[proc_macro_attribute]
 pub fn arguments(args: TokenStream, item: TokenStream) -> TokenStream {
@@ -189,7 +205,7 @@ pub fn arguments(args: TokenStream, item: TokenStream) -> TokenStream {
 /// async fn weather() -> tessera::Json<Weather> {
 ///     tessera::Json(Weather { celsius: 21.5 })
 /// }
-/// assert!(weather().definition().output_schema.is_some());
+/// assert!(weather_tool().definition().output_schema.is_some());
 /// ```
 #[proc_macro_attribute]
 pub fn output(args: TokenStream, item: TokenStream) -> TokenStream {

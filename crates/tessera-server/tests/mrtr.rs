@@ -371,12 +371,37 @@ async fn the_counter_in_three_rounds() {
 }
 
 #[tokio::test]
-async fn anything_but_accept_cancels() {
+async fn declines_and_cancels_end_the_call_invalid_answers_are_asked_again() {
     let mut h = Harness::new(server());
     let s1 = state(&h.call(counter()).await);
+    let refused = |answer: &Value, r: &Value| {
+        assert_eq!(text(r), CANCELLED, "answer {answer}");
+    };
+    // The question comes back, its message saying why the answer was not taken.
+    let asked_again = |key: &str, answer: &Value, r: &Value| {
+        assert_eq!(
+            r["result"]["resultType"], "input_required",
+            "answer {answer}: {r}"
+        );
+        let message = r["result"]["inputRequests"][key]["params"]["message"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(
+            message.contains("The previous answer was not accepted"),
+            "answer {answer}: {message}"
+        );
+    };
+    for answer in [json!({"action": "decline"}), json!({"action": "cancel"})] {
+        let r = h
+            .call(with(
+                counter(),
+                Some(&s1),
+                json!({"amount": answer.clone()}),
+            ))
+            .await;
+        refused(&answer, &r);
+    }
     for answer in [
-        json!({"action": "decline"}),
-        json!({"action": "cancel"}),
         accept(json!({"amount": "five"})),
         json!({"action": "accept"}),
         json!({"action": "maybe"}),
@@ -389,14 +414,13 @@ async fn anything_but_accept_cancels() {
                 json!({"amount": answer.clone()}),
             ))
             .await;
-        assert_eq!(text(&r), CANCELLED, "round 2 answer {answer}");
+        asked_again("amount", &answer, &r);
     }
     let s2 = round_two_state(&mut h).await;
     for answer in [
         json!({"action": "decline"}),
         json!({"action": "cancel"}),
         accept(json!({"confirm": false})),
-        accept(json!({"confirm": "yes"})),
     ] {
         let r = h
             .call(with(
@@ -405,8 +429,17 @@ async fn anything_but_accept_cancels() {
                 json!({"confirmation": answer.clone()}),
             ))
             .await;
-        assert_eq!(text(&r), CANCELLED, "round 3 answer {answer}");
+        refused(&answer, &r);
     }
+    let answer = accept(json!({"confirm": "yes"}));
+    let r = h
+        .call(with(
+            counter(),
+            Some(&s2),
+            json!({"confirmation": answer.clone()}),
+        ))
+        .await;
+    asked_again("confirmation", &answer, &r);
 }
 
 #[tokio::test]

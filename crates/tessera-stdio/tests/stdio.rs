@@ -442,8 +442,9 @@ async fn a_client_that_declared_no_elicitation_gets_the_same_refusal_as_on_2026_
 }
 
 #[tokio::test]
-async fn an_invalid_answer_ends_as_it_does_on_2026_07_28() {
-    // The counter declares an on_refusal text, so content that does not fit the form ends the call with it.
+async fn an_invalid_answer_is_asked_again_as_on_2026_07_28() {
+    // Content that does not fit the form is not a refusal: the same question
+    // is pushed again, saying why, and a valid answer then completes the call.
     let mut pipe = legacy_client("2025-11-25", json!({"elicitation": {}})).await;
     pipe.send(legacy_call(1)).await;
     answer(
@@ -452,9 +453,23 @@ async fn an_invalid_answer_ends_as_it_does_on_2026_07_28() {
         json!({"action": "accept", "content": {"amount": "five"}}),
     )
     .await;
+    let again = answer(
+        &mut pipe,
+        "amount",
+        json!({"action": "accept", "content": {"amount": 5}}),
+    )
+    .await;
+    let message = again["params"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("not accepted"), "{again}");
+    answer(
+        &mut pipe,
+        "confirmation",
+        json!({"action": "accept", "content": {"confirm": true}}),
+    )
+    .await;
     assert_eq!(
         text(&pipe.recv().await["result"]),
-        "Counter increase cancelled."
+        "Counter increased by 5; next value is 15"
     );
 }
 

@@ -13,7 +13,6 @@ use tessera::{Context, Json, McpServer, NotFound, RequestFacts, State};
 /// A colour to pick from.
 #[tessera::form]
 #[serde(rename_all = "lowercase")]
-#[derive(Debug)]
 enum Shade {
     Red,
     Blue,
@@ -132,12 +131,12 @@ fn server() -> McpServer {
         .with_state(Shop {
             orders: Arc::new(AtomicU32::new(0)),
         })
-        .tool(order())
-        .tool(add())
-        .tool(fragile())
-        .prompt(review_prompt())
-        .resource_template(note())
-        .resource(orders())
+        .tool(order_tool())
+        .tool(add_tool())
+        .tool(fragile_tool())
+        .prompt(review_prompt_prompt())
+        .resource_template(note_resource())
+        .resource(orders_resource())
         .build()
         .unwrap()
 }
@@ -295,7 +294,7 @@ async fn prompts_and_resources_take_their_arguments_typed() {
 fn a_server_without_the_state_its_handlers_need_does_not_build() {
     let err = McpServer::builder("shop", "1.0.0")
         .request_state(codec())
-        .tool(order())
+        .tool(order_tool())
         .build()
         .unwrap_err();
     assert!(
@@ -303,4 +302,15 @@ fn a_server_without_the_state_its_handlers_need_does_not_build() {
             .contains("tool \"order-shirts\" needs application state of type macros::Shop"),
         "{err}"
     );
+}
+
+/// The function under `#[tessera::tool]` stays the function it was: a unit
+/// test calls it directly; `NAME_tool()` is the definition a server registers.
+#[tokio::test]
+async fn a_tool_function_is_still_callable() {
+    let Json(Sum { total }) = add(2.0, 3.0).await;
+    assert_eq!(total, 5.0);
+    assert_eq!(fragile(false).await.unwrap(), "fine");
+    assert!(fragile(true).await.is_err());
+    assert_eq!(add_tool().definition().name, "add");
 }

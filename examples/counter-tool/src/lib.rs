@@ -2,8 +2,9 @@
 //! native `counter` binary and the `counter-worker` Cloudflare Worker.
 //!
 //! Round one asks for an amount, round two for a confirmation, round three
-//! answers `Counter increased by 5; next value is 15`. Anything other than an
-//! accept with valid content answers `Counter increase cancelled.`
+//! answers `Counter increased by 5; next value is 15`. A decline, a cancel or
+//! an unconfirmed increase answers `Counter increase cancelled.`; an answer
+//! that does not fit the form is asked for again, saying why.
 
 use tessera::state::RequestStateCodec;
 use tessera::{Arguments, BuildError, Context, McpServer, McpServerBuilder};
@@ -63,5 +64,5 @@ pub fn counter_server(codec: RequestStateCodec) -> Result<McpServer, BuildError>
 /// The server `builder` describes (its codec, ledger, scopes and ticket
 /// settings) serving `increase-counter`.
 pub fn counter_server_from(builder: McpServerBuilder) -> Result<McpServer, BuildError> {
-    builder.tool(increase_counter()).build()
+    builder.tool(increase_counter_tool()).build()
 }

@@ -238,14 +238,20 @@ fn the_tutorial_flow_and_its_refusals() {
         )),
         "Counter increase cancelled."
     );
-    // amount: "five".
-    assert_eq!(
-        text(&c.counter(
-            10.0,
-            Some(&s1),
-            Some(json!({"amount": accept(json!({"amount": "five"}))}))
-        )),
-        "Counter increase cancelled."
+    // amount: "five" is not a refusal: the amount is asked again, saying why.
+    let again = c.counter(
+        10.0,
+        Some(&s1),
+        Some(json!({"amount": accept(json!({"amount": "five"}))})),
+    );
+    assert_eq!(again["result"]["resultType"], "input_required", "{again}");
+    let message = again["result"]["inputRequests"]["amount"]["params"]["message"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        message.starts_with("By how much should the counter increase?")
+            && message.contains("not accepted: `amount`: expected a number"),
+        "{message}"
     );
     // Cancel at the confirmation; confirm: false.
     assert_eq!(
@@ -296,9 +302,12 @@ fn the_tutorial_flow_and_its_refusals() {
         http(&server.addr, "GET", &[("Accept", "text/event-stream")], "").status,
         405
     );
+    // Initialize-era sessions are served by default: an unknown one is 404
+    // ("The server MUST respond to requests containing an unknown session ID
+    // with HTTP 404 Not Found", 2025-11-25 transport).
     assert_eq!(
         http(&server.addr, "DELETE", &[("Mcp-Session-Id", "x")], "").status,
-        405
+        404
     );
 }
 

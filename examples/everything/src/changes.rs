@@ -5,7 +5,10 @@ use tessera::{Notifier, State, ToolDef};
 
 /// The trigger tools.
 pub fn all() -> Vec<ToolDef> {
-    vec![test_trigger_tool_change(), test_trigger_prompt_change()]
+    vec![
+        test_trigger_tool_change_tool(),
+        test_trigger_prompt_change_tool(),
+    ]
 }
 
 /// Announces that the tool list changed

@@ -17,11 +17,11 @@ use crate::tools::{sampled_text, sampling};
 /// The initialize-era set's tools, in listing order.
 pub fn all() -> Vec<ToolDef> {
     vec![
-        test_tool_with_logging(),
-        test_sampling(),
-        test_elicitation(),
-        test_elicitation_sep1034_defaults(),
-        test_elicitation_sep1330_enums(),
+        test_tool_with_logging_tool(),
+        test_sampling_tool(),
+        test_elicitation_tool(),
+        test_elicitation_sep1034_defaults_tool(),
+        test_elicitation_sep1330_enums_tool(),
     ]
 }
 

@@ -11,14 +11,14 @@ use crate::tools::{UserName, sampled_text, sampling};
 /// The multi round-trip tools, in listing order.
 pub fn all() -> Vec<ToolDef> {
     vec![
-        test_input_required_result_elicitation().accepts_upfront::<UserName>(),
-        test_input_required_result_sampling(),
-        test_input_required_result_list_roots(),
-        test_input_required_result_request_state(),
-        test_input_required_result_multiple_inputs(),
-        test_input_required_result_multi_round(),
-        test_input_required_result_tampered_state(),
-        test_input_required_result_capabilities(),
+        test_input_required_result_elicitation_tool().accepts_upfront::<UserName>(),
+        test_input_required_result_sampling_tool(),
+        test_input_required_result_list_roots_tool(),
+        test_input_required_result_request_state_tool(),
+        test_input_required_result_multiple_inputs_tool(),
+        test_input_required_result_multi_round_tool(),
+        test_input_required_result_tampered_state_tool(),
+        test_input_required_result_capabilities_tool(),
     ]
 }
 

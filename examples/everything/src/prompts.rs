@@ -9,13 +9,13 @@ use crate::tools::{embedded, image};
 /// Every prompt, in listing order.
 pub fn all() -> Vec<PromptDef> {
     vec![
-        test_simple_prompt(),
-        test_prompt_with_arguments()
+        test_simple_prompt_prompt(),
+        test_prompt_with_arguments_prompt()
             .complete("arg1", suggest)
             .complete("arg2", suggest),
-        test_prompt_with_embedded_resource(),
-        test_prompt_with_image(),
-        test_input_required_result_prompt(),
+        test_prompt_with_embedded_resource_prompt(),
+        test_prompt_with_image_prompt(),
+        test_input_required_result_prompt_prompt(),
     ]
 }
 

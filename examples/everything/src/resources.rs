@@ -7,7 +7,7 @@ use crate::media::PNG_BASE64;
 
 /// The static resources, in listing order (`caching` reads the first one).
 pub fn all() -> Vec<ResourceDef> {
-    vec![static_text(), static_binary()]
+    vec![static_text_resource(), static_binary_resource()]
 }
 
 /// A static text resource
@@ -39,7 +39,7 @@ async fn static_binary() -> Vec<ResourceContents> {
 
 /// `test://template/{id}/data`: JSON naming the id it was read with.
 pub fn template() -> ResourceTemplateDef {
-    template_data()
+    template_data_resource()
 }
 
 /// JSON data for any id

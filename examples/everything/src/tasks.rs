@@ -13,10 +13,10 @@ use crate::tools::UserName;
 /// The task tools, in listing order.
 pub fn all() -> Vec<ToolDef> {
     vec![
-        greet(),
-        slow_compute().task_support(TaskSupport::Optional),
-        failing_job().task_support(TaskSupport::Required),
-        protocol_error_job()
+        greet_tool(),
+        slow_compute_tool().task_support(TaskSupport::Optional),
+        failing_job_tool().task_support(TaskSupport::Required),
+        protocol_error_job_tool()
             .task_support(TaskSupport::Required)
             .output_schema(
                 json!({"type": "object", "properties": {"answer": {"type": "integer"}},
@@ -25,9 +25,9 @@ pub fn all() -> Vec<ToolDef> {
                 .cloned()
                 .unwrap_or_default(),
             ),
-        confirm_delete().task_support(TaskSupport::Required),
-        multi_input().task_support(TaskSupport::Required),
-        test_tool_with_task().task_support(TaskSupport::Required),
+        confirm_delete_tool().task_support(TaskSupport::Required),
+        multi_input_tool().task_support(TaskSupport::Required),
+        test_tool_with_task_tool().task_support(TaskSupport::Required),
     ]
 }
 

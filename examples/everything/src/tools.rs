@@ -16,18 +16,18 @@ use crate::media::{PNG_BASE64, WAV_BASE64};
 /// The content tools, the error tool, progress, logging and the `server-stateless` probes, in listing order.
 pub fn all() -> Vec<ToolDef> {
     vec![
-        test_simple_text(),
-        test_image_content(),
-        test_audio_content(),
-        test_embedded_resource(),
-        test_multiple_content_types(),
-        test_error_handling(),
-        test_tool_with_progress(),
-        test_logging_tool(),
-        test_missing_capability(),
-        test_streaming_elicitation(),
-        json_schema_2020_12_tool().input_schema(json_schema_2020_12()),
-        test_x_mcp_header(),
+        test_simple_text_tool(),
+        test_image_content_tool(),
+        test_audio_content_tool(),
+        test_embedded_resource_tool(),
+        test_multiple_content_types_tool(),
+        test_error_handling_tool(),
+        test_tool_with_progress_tool(),
+        test_logging_tool_tool(),
+        test_missing_capability_tool(),
+        test_streaming_elicitation_tool(),
+        json_schema_2020_12_tool_tool().input_schema(json_schema_2020_12()),
+        test_x_mcp_header_tool(),
     ]
 }
 

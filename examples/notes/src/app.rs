@@ -133,9 +133,9 @@ pub fn notes_server(
     builder
         .instructions("Notes: add-note and delete-note ask before they change anything; read notes://list and notes://note/{id}, and listen for changes.")
         .with_state(Notes { store })
-        .tool(add_note())
-        .tool(delete_note())
-        .resource(list())
-        .resource_template(note())
+        .tool(add_note_tool())
+        .tool(delete_note_tool())
+        .resource(list_resource())
+        .resource_template(note_resource())
         .build()
 }

@@ -215,7 +215,10 @@ impl McpClient {
             Err(ClientError::Rpc { .. }) if lock(&self.push_failure).is_some() => {
                 Err(lock(&self.push_failure)
                     .take()
-                    .unwrap_or(ClientError::TooManyRounds(0)))
+                    .unwrap_or(ClientError::TooManyRounds {
+                        rounds: 0,
+                        asked: Vec::new(),
+                    }))
             }
             other => other,
         }

@@ -109,6 +109,7 @@ impl McpClient {
     ) -> Result<Value, ClientError> {
         let mut responses: Option<JsonObject> = None;
         let mut state: Option<String> = None;
+        let mut asked = Vec::new();
         for round in 1..=self.max_rounds {
             let mut params = base.clone();
             if let Some(r) = responses.take() {
@@ -132,14 +133,23 @@ impl McpClient {
                     let ir: InputRequiredResult = Self::parse(method, result)?;
                     state = ir.request_state;
                     match ir.input_requests.filter(|r| !r.is_empty()) {
-                        Some(requests) => responses = Some(self.answer(&requests).await?),
+                        Some(requests) => {
+                            asked = requests
+                                .iter()
+                                .map(|(key, request)| (key.clone(), question_message(request)))
+                                .collect();
+                            responses = Some(self.answer(&requests).await?);
+                        }
                         // Nothing to ask: the server wants another round with its state; back off a little.
                         None => tokio::time::sleep(Duration::from_millis(50 * round as u64)).await,
                     }
                 }
             }
         }
-        Err(ClientError::TooManyRounds(self.max_rounds))
+        Err(ClientError::TooManyRounds {
+            rounds: self.max_rounds,
+            asked,
+        })
     }
 
     pub(super) async fn answer(&self, requests: &InputRequests) -> Result<JsonObject, ClientError> {
@@ -233,4 +243,13 @@ pub(super) fn push_handler(
             }
         })
     })
+}
+
+/// The message a person reads for `request`, when it has one.
+fn question_message(request: &InputRequest) -> Option<String> {
+    match request {
+        InputRequest::Elicit(ElicitRequestParams::Form(form)) => Some(form.message.clone()),
+        InputRequest::Elicit(ElicitRequestParams::Url(url)) => Some(url.message.clone()),
+        _ => None,
+    }
 }
