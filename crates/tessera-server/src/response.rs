@@ -37,6 +37,14 @@ pub trait IntoToolResult {
 /// Structured content: a `Serialize` value whose JSON object is the result's
 /// `structuredContent`, with its JSON text as content and its schema as the
 /// tool's `outputSchema`.
+///
+/// A tool with an `outputSchema` promises structured results, and a refusal
+/// has none: when the user declines or cancels and the handler passes it on,
+/// the result is the refusal text ([`ToolDef::on_refusal`](crate::ToolDef::on_refusal),
+/// or a sentence naming the question) with `isError: true`, so that clients
+/// checking results against the schema read it as the failure it is. A
+/// handler that wants a structured answer to a refusal catches it
+/// ([`Interrupt::is_refusal`](crate::Interrupt::is_refusal)) and returns one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Json<T>(pub T);
 

@@ -5,8 +5,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use base64::Engine as _;
-use chacha20poly1305::aead::AeadInOut as _;
-use chacha20poly1305::{Tag, XNonce};
 use hmac::Mac as _;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -286,12 +284,9 @@ impl RequestStateCodec {
                 let (nonce, message) = buffer
                     .split_at_mut_checked(NONCE_LEN)
                     .ok_or(SealError::Cipher)?;
-                let nonce = XNonce::try_from(&*nonce).map_err(|_| SealError::Cipher)?;
-                let tag = active
-                    .keys
-                    .aead
-                    .encrypt_inout_detached(&nonce, token.as_bytes(), message.into())
-                    .map_err(|_| SealError::Cipher)?;
+                let nonce: &[u8; NONCE_LEN] =
+                    (&*nonce).try_into().map_err(|_| SealError::Cipher)?;
+                let tag = active.keys.aead.encrypt(nonce, token.as_bytes(), message);
                 buffer.extend_from_slice(&tag);
                 B64.encode_string(&buffer, &mut token);
                 Ok(token)
@@ -428,10 +423,10 @@ fn decrypt(keys: &SubKeys, aad: &str, body: &str) -> Result<Vec<u8>, OpenError> 
     let (nonce, message) = nonce_and_message
         .split_at_mut_checked(NONCE_LEN)
         .ok_or(malformed("body is too short"))?;
-    let nonce = XNonce::try_from(&*nonce).map_err(|_| malformed("nonce"))?;
-    let tag = Tag::try_from(&*tag).map_err(|_| malformed("tag"))?;
+    let nonce: &[u8; NONCE_LEN] = (&*nonce).try_into().map_err(|_| malformed("nonce"))?;
+    let tag: &[u8; TAG_LEN] = (&*tag).try_into().map_err(|_| malformed("tag"))?;
     keys.aead
-        .decrypt_inout_detached(&nonce, aad.as_bytes(), message.into(), &tag)
+        .decrypt(nonce, aad.as_bytes(), message, tag)
         .map_err(|_| OpenError::Integrity)?;
     buffer.truncate(tag_at);
     buffer.drain(..NONCE_LEN);

@@ -63,6 +63,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod aead;
 mod binding;
 mod canonical;
 mod codec;

@@ -5,10 +5,9 @@
 //! instances are built once, when the key enters a [`KeyRing`](crate::KeyRing),
 //! and are zeroized on drop.
 
-use chacha20poly1305::XChaCha20Poly1305;
-use chacha20poly1305::aead::KeyInit;
 use hkdf::Hkdf;
 use hmac::Hmac;
+use hmac::digest::KeyInit;
 use sha2::Sha256;
 use zeroize::Zeroizing;
 
@@ -29,7 +28,7 @@ pub(crate) struct DeriveFailed;
 /// The keyed primitives of one ring entry.
 pub(crate) struct SubKeys {
     /// Encrypts and decrypts `t1e` tickets.
-    pub(crate) aead: XChaCha20Poly1305,
+    pub(crate) aead: crate::aead::XChaCha20Poly1305,
     /// Signs and verifies `t1s` tickets; clone it for each message (cheap: two hash states).
     pub(crate) mac: HmacSha256,
 }
@@ -42,8 +41,7 @@ impl SubKeys {
         let mut aead_key = Zeroizing::new([0u8; 32]);
         hkdf.expand(INFO_AEAD, aead_key.as_mut_slice())
             .map_err(|_| DeriveFailed)?;
-        let aead =
-            XChaCha20Poly1305::new_from_slice(aead_key.as_slice()).map_err(|_| DeriveFailed)?;
+        let aead = crate::aead::XChaCha20Poly1305::new(&aead_key);
 
         let mut mac_key = Zeroizing::new([0u8; 32]);
         hkdf.expand(INFO_MAC, mac_key.as_mut_slice())
