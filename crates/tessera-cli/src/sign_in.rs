@@ -183,11 +183,15 @@ pub struct TokenFile {
 impl TokenFile {
     /// `$TESSERA_CONFIG_DIR`, else `tessera` in the platform's config
     /// directory (`$XDG_CONFIG_HOME` or `~/.config` on Linux, `~/Library/Application
-    /// Support` on macOS, `%APPDATA%` on Windows, as the `dirs` crate finds it).
+    /// Support` on macOS, `%APPDATA%` on Windows, as the `dirs` crate finds
+    /// it); tokens kept in `~/.config/tessera` elsewhere than Linux are still found there.
     pub fn default_location() -> Result<Self, String> {
+        let earlier = std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config/tessera"));
         let dir = std::env::var_os("TESSERA_CONFIG_DIR")
             .map(PathBuf::from)
+            .or_else(|| earlier.clone().filter(|d| d.join("tokens.json").is_file()))
             .or_else(|| dirs::config_dir().map(|d| d.join("tessera")))
+            .or(earlier)
             .ok_or("no config directory: set HOME or TESSERA_CONFIG_DIR")?;
         Ok(Self {
             path: dir.join("tokens.json"),

@@ -66,7 +66,8 @@ pub struct ServeArgs {
     #[arg(long, value_name = "URL", conflicts_with = "stdio")]
     pub oauth_issuer: Option<String>,
     /// This server's canonical URI, the tokens' audience (default
-    /// http://ADDR/mcp; required when not listening on loopback).
+    /// http://ADDR/mcp, or the application's path; required when not
+    /// listening on loopback).
     #[cfg(feature = "auth")]
     #[arg(long, value_name = "URL", requires = "oauth_issuer")]
     pub oauth_resource: Option<String>,

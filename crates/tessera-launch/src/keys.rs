@@ -118,8 +118,10 @@ pub fn readable_by_others(path: &Path) -> Option<String> {
     }
 }
 
-/// The key ring from the environment, `.dev.vars` in `dir`, or (with `dev`) a new key.
-/// Every failure is a message for the operator; the server must not start.
+/// The key ring from the environment, `.dev.vars` in `dir`, or (with `dev`) a
+/// new key: `MRTR_REQUEST_STATE_KEYS` then `MRTR_REQUEST_STATE_KEY` from the
+/// environment, then the same two from the file. Every failure is a message
+/// for the operator; the server must not start.
 pub fn key_ring(
     env_key: Option<String>,
     env_keys: Option<String>,
@@ -136,13 +138,21 @@ pub fn key_ring(
         // Unreadable is not absent: --dev must not add a second key to it.
         Err(e) => return Err(format!("cannot read {}: {e}", dev_vars_path.display())),
     };
+    let ring_in_file = dev_vars.as_deref().and_then(|t| read_dev_vars(t, KEYS_VAR));
     let from_file = dev_vars.as_deref().and_then(|t| read_dev_vars(t, KEY_VAR));
-    if from_file.is_some()
+    if (from_file.is_some() || ring_in_file.is_some())
         && let Some(warning) = readable_by_others(&dev_vars_path)
     {
         tracing::warn!("{warning}");
     }
-    let secret = env_key.filter(|k| !k.trim().is_empty()).or(from_file);
+    let env_key = env_key.filter(|k| !k.trim().is_empty());
+    // The environment first, then the file; in each, a ring before a single key.
+    if env_key.is_none()
+        && let Some(ring) = KeyRing::from_configured(None, ring_in_file.as_deref())?
+    {
+        return Ok(ring);
+    }
+    let secret = env_key.or(from_file);
     let secret = match secret {
         Some(s) => s,
         None if dev => {
@@ -257,6 +267,20 @@ mod tests {
         std::fs::write(&path, format!("{KEY_VAR}={}\n", "k".repeat(40))).unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
         assert!(readable_by_others(&path).unwrap().contains("chmod 600"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_ring_in_dev_vars_is_read_and_no_second_key_is_added() {
+        let dir = temp_dir("ring");
+        let line = format!("{KEYS_VAR}=k2:{},k1:{}\n", "n".repeat(32), "o".repeat(32));
+        std::fs::write(dir.join(".dev.vars"), &line).unwrap();
+        let ring = key_ring(None, None, &dir, true).unwrap();
+        assert_eq!(ring.active_id(), "k2");
+        assert_eq!(
+            std::fs::read_to_string(dir.join(".dev.vars")).unwrap(),
+            line
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -142,7 +142,9 @@ impl Setup {
                 _ => None,
             };
             if let Some(ledger) = ledger {
-                tracing::info!("single-use tickets are redeemed in Redis");
+                if args.single_use() {
+                    tracing::info!("single-use tickets are redeemed in Redis");
+                }
                 setup.ledger = Some(Arc::new(ledger));
             }
         }
@@ -328,7 +330,7 @@ impl Launch {
             .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
         let local = listener.local_addr().map_err(|e| e.to_string())?;
         #[cfg(feature = "auth")]
-        let options = crate::oauth::protect(&self.args, local, options);
+        let options = crate::oauth::protect(&self.args, local, &self.path, options);
         let service = app(Arc::clone(&server), options);
         tracing::info!(%local, ?legacy, "serving MCP at http://{local}{}", self.path);
         tessera_http::serve(listener, service, tessera_http::graceful_shutdown(server))

@@ -6,12 +6,13 @@ use tessera_http::EndpointOptions;
 
 use crate::ServeArgs;
 
-/// `options` protected as `args` say, once the endpoint listens at `local`:
-/// JWT access tokens of `--oauth-issuer` for `--oauth-resource` (default
-/// `http://LOCAL/mcp`), the metadata document, and the scopes supported.
+/// `options` protected as `args` say, once the endpoint listens at `local`
+/// on `path`: JWT access tokens of `--oauth-issuer` for `--oauth-resource`
+/// (default `http://LOCAL/PATH`), the metadata document, and the scopes supported.
 pub(crate) fn protect(
     args: &ServeArgs,
     local: std::net::SocketAddr,
+    path: &str,
     options: EndpointOptions,
 ) -> EndpointOptions {
     let Some(issuer) = &args.oauth_issuer else {
@@ -20,7 +21,7 @@ pub(crate) fn protect(
     let resource = args
         .oauth_resource
         .clone()
-        .unwrap_or_else(|| format!("http://{local}/mcp"));
+        .unwrap_or_else(|| format!("http://{local}{path}"));
     let verifier = Arc::new(tessera_auth::JwtVerifier::new(
         issuer.clone(),
         resource.clone(),

@@ -62,12 +62,16 @@ pub enum Interrupt {
 }
 
 impl Interrupt {
-    /// Whether the user gave no usable answer (declined, cancelled or invalid).
+    /// Whether the user refused to answer: declined or cancelled. (An
+    /// answer that does not fit is not a refusal: [`is_invalid`](Self::is_invalid).)
     pub fn is_refusal(&self) -> bool {
-        matches!(
-            self,
-            Self::Declined { .. } | Self::Cancelled { .. } | Self::Invalid { .. }
-        )
+        matches!(self, Self::Declined { .. } | Self::Cancelled { .. })
+    }
+
+    /// Whether the answer did not fit the question; passed on with `?`, the
+    /// question is asked again, saying why.
+    pub fn is_invalid(&self) -> bool {
+        matches!(self, Self::Invalid { .. })
     }
 
     /// The result a tool gives for a refusal when it declares none of its own.

@@ -258,7 +258,7 @@ impl<R: serde::de::DeserializeOwned> Call<'_, R> {
             }
             params = self.params.clone();
             params.insert("inputResponses".into(), Value::Object(responses));
-            if let Some(state) = value.get("requestState") {
+            if let Some(state) = value.get("requestState").filter(|s| s.is_string()) {
                 params.insert("requestState".into(), state.clone());
             }
             asked.push(questions);
@@ -382,6 +382,7 @@ impl TestClient {
     ) -> Result<Vec<T>, ErrorObject> {
         let mut items = Vec::new();
         let mut cursor: Option<Value> = None;
+        let mut seen = std::collections::HashSet::new();
         loop {
             let mut params = Map::new();
             if let Some(c) = cursor.take() {
@@ -397,7 +398,16 @@ impl TestClient {
                 .unwrap_or_default();
             items.extend(listed);
             match page.get("nextCursor") {
-                Some(next) if !next.is_null() => cursor = Some(next.clone()),
+                Some(next) if !next.is_null() => {
+                    // A server that hands out a cursor twice would be listed forever.
+                    if !seen.insert(next.to_string()) {
+                        return Err(ErrorObject::new(
+                            tessera_protocol::INTERNAL_ERROR,
+                            format!("{method}: the server returned the cursor {next} twice"),
+                        ));
+                    }
+                    cursor = Some(next.clone());
+                }
                 _ => return Ok(items),
             }
         }

@@ -45,9 +45,7 @@ struct Step2 {
 async fn test_input_required_result_elicitation(ctx: &Context) -> tessera::Result<String> {
     match ctx.ask::<UserName>("What is your name?") {
         Ok(UserName { name }) => Ok(format!("Hello, {name}!")),
-        Err(i) if i.is_refusal() && !matches!(i, tessera::Interrupt::Invalid { .. }) => {
-            Ok("No name given.".into())
-        }
+        Err(i) if i.is_refusal() => Ok("No name given.".into()),
         Err(i) => Err(i.into()),
     }
 }
