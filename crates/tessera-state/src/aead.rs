@@ -22,7 +22,10 @@ use chacha20::cipher::{KeyIvInit, StreamCipher, StreamCipherSeek};
 use subtle::ConstantTimeEq;
 use zeroize::{Zeroize, Zeroizing};
 
-pub(crate) use crate::token::{NONCE_LEN, TAG_LEN};
+/// Bytes of an XChaCha20 nonce.
+pub(crate) const NONCE_LEN: usize = 24;
+/// Bytes of a Poly1305 tag.
+pub(crate) const TAG_LEN: usize = 16;
 
 /// Bytes of a key.
 pub(crate) const KEY_LEN: usize = 32;

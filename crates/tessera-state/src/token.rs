@@ -21,10 +21,7 @@ use crate::mode::{ENCRYPTED_PREFIX, SIGNED_PREFIX};
 /// The base64 engine of the format: URL-safe alphabet, no padding, canonical decoding.
 pub(crate) const B64: base64::engine::GeneralPurpose = URL_SAFE_NO_PAD;
 
-/// Nonce length of XChaCha20-Poly1305.
-pub(crate) const NONCE_LEN: usize = 24;
-/// Tag length of Poly1305.
-pub(crate) const TAG_LEN: usize = 16;
+pub(crate) use crate::aead::{NONCE_LEN, TAG_LEN};
 /// Length of an HMAC-SHA256 tag.
 pub(crate) const MAC_LEN: usize = 32;
 /// Length of an HMAC-SHA256 tag in unpadded base64.
