@@ -26,6 +26,7 @@ pub struct McpServerBuilder {
     templates: Vec<ResourceTemplateDef>,
     codec: Option<RequestStateCodec>,
     ledger: Option<Arc<dyn TicketLedger>>,
+    task_store: Option<Arc<dyn crate::TaskStore>>,
     discover_cache: CacheHint,
     list_cache: CacheHint,
     read_cache: CacheHint,
@@ -50,6 +51,7 @@ impl McpServerBuilder {
             templates: Vec::new(),
             codec: None,
             ledger: None,
+            task_store: None,
             bus: None,
             discover_cache: CacheHint::new(60_000, CacheScope::Private),
             list_cache: CacheHint::new(60_000, CacheScope::Private),
@@ -155,6 +157,15 @@ impl McpServerBuilder {
     /// sized by the codec's TTL: [`MemoryLedger::for_ttl`](tessera_state::MemoryLedger::for_ttl)).
     pub fn ticket_ledger(mut self, ledger: Arc<dyn TicketLedger>) -> Self {
         self.ledger = Some(ledger);
+        self
+    }
+
+    /// Where tasks are kept (tools that may run as tasks): by default a
+    /// [`MemoryTaskStore`](crate::MemoryTaskStore) in this process; a shared
+    /// store (`tessera_redis::RedisTaskStore`) lets every instance answer
+    /// `tasks/get`, `tasks/update` and `tasks/cancel`.
+    pub fn task_store(mut self, store: Arc<dyn crate::TaskStore>) -> Self {
+        self.task_store = Some(store);
         self
     }
 
@@ -359,10 +370,8 @@ impl McpServerBuilder {
             .values()
             .any(|t| t.task_support != crate::TaskSupport::Forbidden)
             .then(|| {
-                Arc::new(crate::task_store::TaskStore::new(
-                    crate::task_store::DEFAULT_TASK_TTL,
-                    crate::task_store::DEFAULT_POLL_INTERVAL,
-                ))
+                self.task_store
+                    .unwrap_or_else(|| Arc::new(crate::MemoryTaskStore::default()))
             });
         let result_meta = json!({ SERVER_INFO_KEY: self.info });
         let audience = self.audience.unwrap_or_else(|| self.info.name.clone());

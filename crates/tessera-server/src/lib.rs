@@ -54,6 +54,7 @@ mod interrupt;
 mod json_schema;
 mod latch;
 mod legacy;
+mod memory_task_store;
 mod notifier;
 mod notify;
 mod pagination;
@@ -63,7 +64,7 @@ mod resource;
 mod response;
 mod server;
 mod task_runtime;
-mod task_store;
+pub mod task_store;
 pub mod telemetry;
 #[cfg(feature = "testing")]
 pub mod testing;
@@ -83,6 +84,7 @@ pub use form::{Form, FormChoice, FormValue};
 pub use handler_error::{HandlerError, NotFound, Result};
 pub use interrupt::Interrupt;
 pub use legacy::to_legacy_shape;
+pub use memory_task_store::MemoryTaskStore;
 pub use notifier::Notifier;
 pub use notify::NotificationSink;
 pub use prompt::{PromptArguments, PromptDef};
@@ -93,7 +95,8 @@ pub use task_runtime::TaskRuntime;
 pub use task_store::{
     DEFAULT_POLL_INTERVAL, DEFAULT_TASK_TTL, MAX_KEPT_RESULT_BYTES,
     MAX_KEPT_RESULT_BYTES_PER_PRINCIPAL, MAX_KEPT_TASKS, MAX_KEPT_TASKS_PER_PRINCIPAL,
-    MAX_LIVE_TASKS, MAX_LIVE_TASKS_PER_PRINCIPAL, MAX_TASK_RESULT_BYTES,
+    MAX_LIVE_TASKS, MAX_LIVE_TASKS_PER_PRINCIPAL, MAX_TASK_RESULT_BYTES, NewTask, TaskOutcome,
+    TaskPolicy, TaskRecord, TaskStore, TaskStoreError,
 };
 pub use tessera_protocol::BoxFuture;
 pub use tool::{TaskSupport, ToolDef};

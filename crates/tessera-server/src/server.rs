@@ -66,7 +66,7 @@ pub struct McpServer {
     /// The codec's keys with a session's lifetime, for initialize-era session ids.
     pub(crate) session_codec: Option<RequestStateCodec>,
     /// Tasks (the tasks extension), when a tool may run as one.
-    pub(crate) tasks: Option<Arc<crate::task_store::TaskStore>>,
+    pub(crate) tasks: Option<Arc<dyn crate::TaskStore>>,
     pub(crate) ledger: Option<Arc<dyn TicketLedger>>,
     pub(crate) discover_cache: CacheHint,
     pub(crate) list_cache: CacheHint,

@@ -46,6 +46,10 @@
 //! # }
 //! ```
 
+mod task_store;
+
+pub use task_store::check_task_store;
+
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};

@@ -153,7 +153,7 @@ impl McpServer {
                 | tessera_protocol::TASKS_UPDATE
                 | tessera_protocol::TASKS_CANCEL,
                 false,
-            ) => self.task_method(method, params, &incoming),
+            ) => self.task_method(method, params, &incoming).await,
             ("completion/complete", _) if self.completes() => {
                 self.complete(params, incoming).await.map(value)
             }

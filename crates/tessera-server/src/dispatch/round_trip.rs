@@ -49,7 +49,8 @@ struct MrtrCall<'a, R> {
 }
 
 /// Hands a call's context over to a task (the tasks extension).
-type StartTask<'a> = Box<dyn FnOnce(Context) -> Result<Json, ServerError> + Send + 'a>;
+type StartTask<'a> =
+    Box<dyn FnOnce(Context) -> BoxFuture<'a, Result<Json, ServerError>> + Send + 'a>;
 
 /// A last check on a handler's result; a failure is the server's error, not a result.
 type ResultCheck<'a, R> = Box<dyn FnOnce(&R) -> Result<(), ServerError> + Send + 'a>;
@@ -134,8 +135,9 @@ impl McpServer {
                     as ResultCheck<'_, CallToolResult>
             }),
             on_task: (mode == TaskMode::MayStart).then(|| {
-                Box::new(move |ctx: Context| self.start_task(tool, task_arguments, ctx))
-                    as StartTask<'_>
+                Box::new(move |ctx: Context| {
+                    Box::pin(self.start_task(tool, task_arguments, ctx)) as BoxFuture<'_, _>
+                }) as StartTask<'_>
             }),
         };
         match self.run_mrtr(call, retry, incoming).await {
@@ -327,7 +329,7 @@ impl McpServer {
         if let (Err(HandlerError(Kind::Interrupt(Interrupt::StartTask))), Some(start)) =
             (&ran, call.on_task)
         {
-            return start(ctx);
+            return start(ctx).await;
         }
         let outcome = match ran {
             Ok(result) => {

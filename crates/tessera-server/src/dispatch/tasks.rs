@@ -9,8 +9,8 @@ use std::task::Poll;
 use indexmap::IndexMap;
 use serde_json::{Map, Value, json};
 use tessera_protocol::{
-    CreateTaskResult, GetTaskResult, RequestId, RequestMeta, TASKS_EXTENSION, TaskResultType,
-    declares_tasks, tasks_capability,
+    BoxFuture, CreateTaskResult, GetTaskResult, InputRequests, JsonObject, RequestId, RequestMeta,
+    TASKS_EXTENSION, TaskResultType, declares_tasks, tasks_capability,
 };
 
 use super::capability_check::check_capabilities;
@@ -20,7 +20,8 @@ use crate::answer::{Slot, collect};
 use crate::app_state::AppState;
 use crate::context::{NextRound, TaskMode};
 use crate::handler_error::Kind;
-use crate::task_store::{CreateRefused, TaskEntry};
+use crate::question::Asked;
+use crate::task_store::{LEASE_RENEWAL, NewTask, TaskOutcome, TaskStore, TaskStoreError};
 use crate::{
     Context, HandlerError, Interrupt, McpServer, RequestFacts, ServerError, TaskSupport, ToolDef,
 };
@@ -56,7 +57,7 @@ impl McpServer {
     /// Starts the task for the call `ctx` serves: its driver runs the handler
     /// again from the top with the answers given so far; the call answers
     /// with the task.
-    pub(super) fn start_task(
+    pub(super) async fn start_task(
         &self,
         tool: &ToolDef,
         arguments: Value,
@@ -72,24 +73,13 @@ impl McpServer {
                 message: "this transport runs no tasks (it gives no task runtime)".into(),
             });
         };
-        let (id, entry) = store
-            .create(ctx.principal(), ctx.inner.facts.caller_key().as_deref())
-            .map_err(|refused| match refused {
-                CreateRefused::CallersLimit => ServerError::Unavailable {
-                    message: format!(
-                        "You have {} tasks running, as many as one caller may; wait for one to finish or cancel one",
-                        crate::task_store::MAX_LIVE_TASKS_PER_PRINCIPAL
-                    ),
-                    retry_after_secs: 5,
-                },
-                CreateRefused::Full => ServerError::Unavailable {
-                    message: "Too many tasks are running; try again shortly".into(),
-                    retry_after_secs: 5,
-                },
-                CreateRefused::NoRandom => ServerError::Internal {
-                    message: "no randomness for a task id".into(),
-                },
-            })?;
+        let record = store
+            .create(NewTask {
+                principal: ctx.principal().map(str::to_owned),
+                caller: ctx.inner.facts.caller_key(),
+            })
+            .await
+            .map_err(store_error)?;
         let NextRound { carry, .. } = ctx.take_next();
         let origin = Origin {
             id: ctx.inner.id.clone(),
@@ -100,13 +90,17 @@ impl McpServer {
         let (earlier, carried) = ctx.into_answers();
         let created = CreateTaskResult {
             result_type: TaskResultType,
-            task: entry.view(&id, store),
+            task: record.view(store.policy()),
             meta: None,
         };
-        tracing::info!(task = %id, tool = %tool.tool.name, "task started");
+        tracing::info!(task = %record.id, tool = %tool.tool.name, "task started");
+        let runner = Runner {
+            id: record.id,
+            store: Arc::clone(store),
+            runtime: Arc::clone(&runtime),
+        };
         runtime.spawn(Box::pin(drive(
-            id,
-            entry,
+            runner,
             tool.clone(),
             arguments,
             origin,
@@ -117,7 +111,7 @@ impl McpServer {
     }
 
     /// `tasks/get`, `tasks/update` and `tasks/cancel`.
-    pub(super) fn task_method(
+    pub(super) async fn task_method(
         &self,
         method: &str,
         mut params: Option<Value>,
@@ -136,20 +130,26 @@ impl McpServer {
             });
         };
         let id = required_str(params.as_ref(), "taskId", method)?.to_owned();
-        let entry = store
-            .get(&id, incoming.facts.principal.as_deref())
-            .ok_or_else(|| {
-                ServerError::invalid_params(format!(
-                    "Failed to retrieve task: no task {id} (unknown, expired, or another caller's)"
-                ))
-            })?;
+        let principal = incoming.facts.principal.as_deref();
+        let not_found = || {
+            ServerError::invalid_params(format!(
+                "Failed to retrieve task: no task {id} (unknown, expired, or another caller's)"
+            ))
+        };
         let ack = || Json::Value(json!({"resultType": "complete"}));
         match method {
-            tessera_protocol::TASKS_GET => self.finish(GetTaskResult {
-                result_type: tessera_protocol::Complete,
-                task: entry.view(&id, store),
-                meta: None,
-            }),
+            tessera_protocol::TASKS_GET => {
+                let record = store
+                    .get(&id, principal)
+                    .await
+                    .map_err(store_error)?
+                    .ok_or_else(not_found)?;
+                self.finish(GetTaskResult {
+                    result_type: tessera_protocol::Complete,
+                    task: record.view(store.policy()),
+                    meta: None,
+                })
+            }
             tessera_protocol::TASKS_UPDATE => {
                 let responses = match super::take(&mut params, "inputResponses") {
                     Some(Value::Object(responses)) => responses,
@@ -160,15 +160,28 @@ impl McpServer {
                         ));
                     }
                 };
-                entry.answer(responses);
-                Ok(ack())
+                let found = store
+                    .answer(&id, principal, responses)
+                    .await
+                    .map_err(store_error)?;
+                found.then(ack).ok_or_else(not_found)
             }
             _ => {
-                entry.cancel();
-                tracing::info!(task = %id, "task cancelled by the client");
-                Ok(ack())
+                let found = store.cancel(&id, principal).await.map_err(store_error)?;
+                if found {
+                    tracing::info!(task = %id, "task cancelled by the client");
+                }
+                found.then(ack).ok_or_else(not_found)
             }
         }
+    }
+}
+
+/// A store's refusal as the client sees it: 503 with a retry hint.
+fn store_error(error: TaskStoreError) -> ServerError {
+    ServerError::Unavailable {
+        message: error.to_string(),
+        retry_after_secs: 5,
     }
 }
 
@@ -191,11 +204,85 @@ fn tasks_needed(what: &str) -> ServerError {
     }
 }
 
+/// The running side of one task: its id, where it is kept, and the runtime
+/// its driver sleeps on.
+struct Runner {
+    id: String,
+    store: Arc<dyn TaskStore>,
+    runtime: Arc<dyn crate::TaskRuntime>,
+}
+
+impl Runner {
+    /// Ends the task with `outcome` (a store that fails is logged: the task
+    /// then ends `failed` once its lease runs out).
+    async fn finish(&self, outcome: TaskOutcome) {
+        if let Err(e) = self.store.finish(&self.id, outcome).await {
+            tracing::warn!(task = %self.id, error = %e, "a task's outcome could not be kept");
+        }
+    }
+
+    /// `work`'s output, or `None` once the task is cancelled, ended
+    /// elsewhere or gone (`work` is dropped then). The lease is renewed
+    /// every [`LEASE_RENEWAL`] meanwhile, and the task looked at whenever
+    /// the store says it changed.
+    async fn until_stopped<F: Future>(&self, work: F) -> Option<F::Output> {
+        let keep = async {
+            loop {
+                let changed = self.store.changed(&self.id);
+                match self.store.renew(&self.id).await {
+                    Ok(Some(status)) if !status.is_terminal() => {}
+                    Ok(_) => return,
+                    Err(e) => {
+                        tracing::warn!(task = %self.id, error = %e, "a task's lease could not be renewed")
+                    }
+                }
+                first_of(changed, self.runtime.sleep(LEASE_RENEWAL)).await;
+            }
+        };
+        let mut keep = pin!(keep);
+        let mut work = pin!(work);
+        std::future::poll_fn(|cx| {
+            if keep.as_mut().poll(cx).is_ready() {
+                return Poll::Ready(None);
+            }
+            work.as_mut().poll(cx).map(Some)
+        })
+        .await
+    }
+
+    /// The answers of the round, once every question has one.
+    async fn answers(&self) -> JsonObject {
+        loop {
+            // Listening before looking: answers given in between still wake us.
+            let changed = self.store.changed(&self.id);
+            match self.store.take_answers(&self.id).await {
+                Ok(Some(answers)) => return answers,
+                Ok(None) => {}
+                Err(e) => {
+                    tracing::warn!(task = %self.id, error = %e, "a task's answers could not be read")
+                }
+            }
+            first_of(changed, self.runtime.sleep(LEASE_RENEWAL)).await;
+        }
+    }
+}
+
+/// Completes when either future does.
+async fn first_of(a: BoxFuture<'static, ()>, b: BoxFuture<'static, ()>) {
+    let (mut a, mut b) = (a, b);
+    std::future::poll_fn(|cx| {
+        if a.as_mut().poll(cx).is_ready() || b.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(());
+        }
+        Poll::Pending
+    })
+    .await
+}
+
 /// Runs a task to its end: the handler from the top, again after every round
 /// of answers, until it finishes or the task is cancelled.
 async fn drive(
-    id: String,
-    entry: Arc<TaskEntry>,
+    runner: Runner,
     tool: ToolDef,
     arguments: Value,
     origin: Origin,
@@ -217,17 +304,15 @@ async fn drive(
             carried.clone(),
             TaskMode::Running,
         );
-        let Some(ran) =
-            until_cancelled(&entry, (tool.handler)(ctx.clone(), arguments.clone())).await
+        let Some(ran) = runner
+            .until_stopped((tool.handler)(ctx.clone(), arguments.clone()))
+            .await
         else {
             return;
         };
         let error = match ran {
             Ok(result) => {
-                match tool.check_output(&result) {
-                    Ok(()) => entry.complete(json!(result)),
-                    Err(e) => entry.fail(e.to_error_object()),
-                }
+                runner.finish(checked(&tool, Ok(result))).await;
                 break;
             }
             // Questions: the same rule as a call's rounds (an invalid answer
@@ -238,10 +323,7 @@ async fn drive(
             Err(error) => Some(error),
         };
         if let Some(error) = error {
-            match tool.outcome_of(error) {
-                Ok(result) => entry.complete(json!(result)),
-                Err(e) => entry.fail(e.to_error_object()),
-            }
+            runner.finish(checked(&tool, Err(error))).await;
             break;
         }
         // A round of questions: ask them through the task, wait for the answers.
@@ -257,49 +339,51 @@ async fn drive(
             .collect();
         if questions.is_empty() {
             // A round that only carries state: run again after a short pause.
-            let pause = origin
-                .facts
-                .tasks
-                .as_ref()
-                .map(|runtime| runtime.sleep(std::time::Duration::from_millis(50)));
-            if until_cancelled(&entry, async move {
-                if let Some(pause) = pause {
-                    pause.await;
-                }
-            })
-            .await
-            .is_none()
-            {
+            let pause = runner.runtime.sleep(std::time::Duration::from_millis(50));
+            if runner.until_stopped(pause).await.is_none() {
                 return;
             }
             continue;
         }
         if let Err(e) = check_capabilities(&questions, origin.capabilities()) {
-            entry.fail(e.to_error_object());
+            runner
+                .finish(TaskOutcome::Failed(e.to_error_object()))
+                .await;
             break;
         }
-        entry.ask(
-            questions
-                .into_iter()
-                .map(|(key, q)| {
-                    let asked = q.asked();
-                    (key, (q.into_wire(), asked))
-                })
-                .collect(),
-        );
-        loop {
-            // Listening before looking: answers given in between still wake us.
-            let answered = entry.answered.listen();
-            if let Some((asked, responses)) = entry.take_answers() {
-                fresh = collect(&asked, Some(responses));
-                break;
-            }
-            if until_cancelled(&entry, answered).await.is_none() {
-                return;
-            }
+        let (asked, wire): (IndexMap<String, Asked>, InputRequests) = questions
+            .into_iter()
+            .map(|(key, q)| ((key.clone(), q.asked()), (key, q.into_wire())))
+            .unzip();
+        if let Err(e) = runner.store.ask(&runner.id, wire).await {
+            tracing::warn!(task = %runner.id, error = %e, "a task's questions could not be kept");
+            runner
+                .finish(TaskOutcome::Failed(store_error(e).to_error_object()))
+                .await;
+            break;
         }
+        let Some(responses) = runner.until_stopped(runner.answers()).await else {
+            return;
+        };
+        fresh = collect(&asked, Some(responses));
     }
-    tracing::info!(task = %id, "task ended");
+    tracing::info!(task = %runner.id, "task ended");
+}
+
+/// How a run of the handler ends the task: its result (checked against the
+/// output schema) or its error, as the tool shapes them.
+fn checked(
+    tool: &ToolDef,
+    ran: Result<tessera_protocol::CallToolResult, HandlerError>,
+) -> TaskOutcome {
+    let result = match ran {
+        Ok(result) => tool.check_output(&result).map(|()| result),
+        Err(error) => tool.outcome_of(error),
+    };
+    match result {
+        Ok(result) => TaskOutcome::Completed(json!(result)),
+        Err(e) => TaskOutcome::Failed(e.to_error_object()),
+    }
 }
 
 impl Origin {
@@ -309,17 +393,4 @@ impl Origin {
             .as_ref()
             .unwrap_or(&crate::context::NO_CAPABILITIES)
     }
-}
-
-/// `work`'s output, or `None` once the task is cancelled (`work` is dropped then).
-async fn until_cancelled<F: Future>(entry: &TaskEntry, work: F) -> Option<F::Output> {
-    let mut stop = pin!(entry.cancelled.wait());
-    let mut work = pin!(work);
-    std::future::poll_fn(|cx| {
-        if stop.as_mut().poll(cx).is_ready() {
-            return Poll::Ready(None);
-        }
-        work.as_mut().poll(cx).map(Some)
-    })
-    .await
 }
