@@ -376,7 +376,12 @@ async fn one_callers_tasks_do_not_refuse_another_callers() {
 async fn a_client_that_stops_reading_is_disconnected() {
     let serving = ServeOptions::default().write_timeout(Duration::from_millis(500));
     let addr = start_serving(server(), EndpointOptions::default(), serving).await;
-    let mut stream = TcpStream::connect(addr).await.unwrap();
+    // A small receive buffer, fixed: the kernel's autotuning (up to
+    // net.ipv4.tcp_rmem's maximum, 32 MiB here) could otherwise take in
+    // most of the answer before the server ever waits.
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(64 * 1024).unwrap();
+    let mut stream = socket.connect(addr).await.unwrap();
     stream
         .write_all(call(addr, "big", None).as_bytes())
         .await
