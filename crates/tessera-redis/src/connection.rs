@@ -49,6 +49,16 @@ impl Redis {
         crate::RedisRelay::start(self, namespace)
     }
 
+    /// The shared task store under `tessera:{namespace}:tasks:`, keeping
+    /// tasks under `policy`; starts its subscriber task.
+    pub fn task_store(
+        &self,
+        namespace: &str,
+        policy: tessera_server::TaskPolicy,
+    ) -> crate::RedisTaskStore {
+        crate::RedisTaskStore::start(self, namespace, policy)
+    }
+
     /// The change bus on channel `tessera:{namespace}:changes`; starts its subscriber task.
     pub fn bus(&self, namespace: &str) -> crate::RedisBus {
         crate::RedisBus::start(self, namespace)

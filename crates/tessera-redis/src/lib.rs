@@ -9,6 +9,11 @@
 //!   notifications out to every instance's listeners over pub/sub,
 //!   reconnecting with backoff; while Redis is unreachable, listeners are
 //!   ended gracefully (clients listen again) and publishing fails.
+//! - [`RedisTaskStore`]: tasks (the tasks extension) every instance can
+//!   answer: `tasks/get`, `tasks/update` and `tasks/cancel` reach any
+//!   instance, answers and cancels wake the one running the task over
+//!   pub/sub, and a task whose instance died ends `failed` once its runner's
+//!   lease runs out.
 //! - [`RedisRelay`]: initialize-era answers forwarded to the instance whose
 //!   call asked the question (`tessera_http::EndpointOptions::answer_relay`),
 //!   so every request of such a session may reach any instance; an answer
@@ -29,6 +34,7 @@ mod connection;
 mod ledger;
 mod relay;
 mod subscriber;
+mod task_store;
 
 pub use bus::RedisBus;
 pub use connection::{Redis, RedisError};
@@ -36,3 +42,4 @@ pub use ledger::RedisLedger;
 /// The Redis client crate, for applications that keep their own data in the same Redis.
 pub use redis;
 pub use relay::RedisRelay;
+pub use task_store::RedisTaskStore;
