@@ -58,7 +58,7 @@ impl Setup {
     /// flags say: the key ring and `--ttl`, `--single-use` (each tool's
     /// tickets redeemed once, in Redis with `--ledger` or `--redis`),
     /// `--oauth-scope` (every tool needs it), and with `--redis` the change
-    /// bus shared by every instance. Add the tools, prompts and resources.
+    /// bus and the task store shared by every instance. Add the tools, prompts and resources.
     pub fn server(&self, name: impl Into<String>, version: impl Into<String>) -> McpServerBuilder {
         let mut builder = McpServer::builder(name, version)
             .request_state(self.codec.clone())
@@ -71,7 +71,11 @@ impl Setup {
         }
         #[cfg(feature = "redis")]
         if let Some(redis) = &self.redis {
-            builder = builder.change_bus(Arc::new(redis.bus(&self.name)));
+            builder = builder
+                .change_bus(Arc::new(redis.bus(&self.name)))
+                .task_store(Arc::new(
+                    redis.task_store(&self.name, tessera_server::TaskPolicy::default()),
+                ));
         }
         builder
     }

@@ -204,7 +204,7 @@ impl TaskStore for RedisTaskStore {
         Box::pin(async move {
             let dead = runner_stopped();
             let dead_json = serde_json::to_string(&dead).unwrap_or_default();
-            let fields: Option<Vec<String>> = self
+            let found: Option<(Vec<String>, Vec<String>)> = self
                 .run(
                     self.invocation(&GET)
                         .arg(id)
@@ -213,7 +213,15 @@ impl TaskStore for RedisTaskStore {
                         .arg(dead_json),
                 )
                 .await?;
-            fields.map(|f| record(id, f)).transpose()
+            let Some((fields, pending)) = found else {
+                return Ok(None);
+            };
+            let mut record = record(id, fields)?;
+            // Only the questions still outstanding are shown.
+            record
+                .input_requests
+                .retain(|key, _| pending.iter().any(|p| p == key));
+            Ok(Some(record))
         })
     }
 
@@ -491,7 +499,8 @@ return tostring(now)
 "#;
 
 /// ARGV[3] id, [4] principal, [5] the message and [6] the error JSON of a
-/// task whose runner stopped. Answers the hash's pairs, or nil.
+/// task whose runner stopped. Answers the hash's pairs and the outstanding
+/// question keys, or nil.
 const GET_BODY: &str = r#"
 local id = ARGV[3]
 local k = task(id)
@@ -502,7 +511,7 @@ if not terminal(s) and tonumber(redis.call('HGET', k, 'lease')) < now then
   ended(k)
   unlive(id, redis.call('HGET', k, 'caller'))
 end
-return redis.call('HGETALL', k)
+return {redis.call('HGETALL', k), redis.call('SMEMBERS', k .. ':pending')}
 "#;
 
 /// ARGV[3] id, [4] message, [5] the questions' JSON, [6..] their keys.

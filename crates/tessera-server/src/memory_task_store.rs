@@ -181,6 +181,7 @@ impl TaskStore for MemoryTaskStore {
             for (key, response) in responses {
                 if let Some(at) = task.pending.iter().position(|k| *k == key) {
                     task.pending.swap_remove(at);
+                    task.record.input_requests.shift_remove(&key);
                     task.answers.insert(key, response);
                 }
             }

@@ -19,13 +19,19 @@ pub mod tasks;
 pub mod tools;
 
 use tessera::state::RequestStateCodec;
-use tessera::{BuildError, McpServer};
+use tessera::{BuildError, McpServer, McpServerBuilder};
 
 /// The name the server reports in `serverInfo`.
 pub const SERVER_NAME: &str = "tessera-everything";
 
 /// The whole fixture, sealing tickets with `codec`.
 pub fn everything_server(codec: RequestStateCodec) -> Result<McpServer, BuildError> {
+    everything_builder(codec).build()
+}
+
+/// The whole fixture as a builder, for settings of the binary's own (a
+/// shared task store).
+pub fn everything_builder(codec: RequestStateCodec) -> McpServerBuilder {
     let mut builder = McpServer::builder(SERVER_NAME, env!("CARGO_PKG_VERSION"))
         .instructions(
             "Conformance fixture: every tool, prompt and resource the MCP conformance suite calls.",
@@ -46,7 +52,7 @@ pub fn everything_server(codec: RequestStateCodec) -> Result<McpServer, BuildErr
     for resource in resources::all() {
         builder = builder.resource(resource);
     }
-    builder.resource_template(resources::template()).build()
+    builder.resource_template(resources::template())
 }
 
 #[cfg(test)]

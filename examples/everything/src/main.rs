@@ -1,7 +1,9 @@
 //! `everything-server`: the conformance fixture on Streamable HTTP at `/mcp`.
 //!
 //! A test fixture: the requestState key is generated at start, so tickets do
-//! not survive a restart. Prints `listening on http://ADDR/mcp` on stdout
+//! not survive a restart; with `--redis URL`, tasks are kept in that Redis
+//! for every instance and the key comes from `MRTR_REQUEST_STATE_KEY(S)`, so
+//! instances share it. Prints `listening on http://ADDR/mcp` on stdout
 //! once it accepts connections (useful with `--addr 127.0.0.1:0`).
 
 use std::io::Write;
@@ -11,12 +13,16 @@ use std::sync::Arc;
 use tessera::http::{EndpointOptions, Legacy, McpEndpoint};
 use tessera::state::{KeyRing, RequestStateCodec, StateKey};
 
-const USAGE: &str = "usage: everything-server [--addr HOST:PORT] [--legacy reject|stateless|serve]
+const USAGE: &str =
+    "usage: everything-server [--addr HOST:PORT] [--legacy reject|stateless|serve] [--redis URL]
 
   --addr     where to listen (default 127.0.0.1:$PORT, or 127.0.0.1:3000)
   --legacy   initialize-era clients: refused (reject, the default), served
              per request without sessions (stateless), or served in sessions
              with questions pushed as requests (serve)
+  --redis    keep tasks in this Redis, shared with every instance; the
+             requestState key then comes from MRTR_REQUEST_STATE_KEY or
+             MRTR_REQUEST_STATE_KEYS (instances must share it)
 
 Serves the MCP conformance fixture at http://HOST:PORT/mcp with a fresh
 requestState key, and prints `listening on http://HOST:PORT/mcp` when ready.";
@@ -39,14 +45,24 @@ fn main() -> ExitCode {
     }
 }
 
-/// The listen address (from the command line, else `PORT`, else 3000) and
-/// the policy for initialize-era clients.
+/// What the command line says.
+#[derive(Debug)]
+struct Settings {
+    /// Where to listen (from the command line, else `PORT`, else 3000).
+    addr: String,
+    /// The policy for initialize-era clients.
+    legacy: Legacy,
+    /// The Redis tasks are kept in.
+    redis: Option<String>,
+}
+
 fn settings(
     mut args: impl Iterator<Item = String>,
     port: Option<String>,
-) -> Result<(String, Legacy), String> {
+) -> Result<Settings, String> {
     let mut addr = format!("127.0.0.1:{}", port.as_deref().unwrap_or("3000"));
     let mut legacy = Legacy::Reject;
+    let mut redis = None;
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--addr" => {
@@ -61,29 +77,71 @@ fn settings(
                     .parse()
                     .map_err(|e| format!("{e}\n\n{USAGE}"))?
             }
+            "--redis" => {
+                redis = Some(
+                    args.next()
+                        .ok_or(format!("--redis needs a URL\n\n{USAGE}"))?,
+                )
+            }
             "-h" | "--help" => return Err(USAGE.to_owned()),
             other => return Err(format!("unknown argument {other:?}\n\n{USAGE}")),
         }
     }
-    Ok((addr, legacy))
+    Ok(Settings {
+        addr,
+        legacy,
+        redis,
+    })
+}
+
+/// The key ring: from the environment with `--redis` (instances share it),
+/// else a fresh key.
+fn key_ring(shared: bool) -> Result<KeyRing, String> {
+    if shared {
+        let var = |name| std::env::var(name).ok();
+        return KeyRing::from_configured(
+            var(tessera::state::KEY_VAR).as_deref(),
+            var(tessera::state::KEYS_VAR).as_deref(),
+        )?
+        .ok_or_else(|| {
+            format!(
+                "--redis needs the key the instances share in {} (make one with `openssl rand -base64 32`)",
+                tessera::state::KEY_VAR
+            )
+        });
+    }
+    let key = StateKey::generate().map_err(|e| format!("cannot generate a key: {e}"))?;
+    KeyRing::new("k1", key).map_err(|e| e.to_string())
 }
 
 fn run() -> Result<(), String> {
-    let (addr, legacy) = settings(std::env::args().skip(1), std::env::var("PORT").ok())?;
-    let key = StateKey::generate().map_err(|e| format!("cannot generate a key: {e}"))?;
-    let ring = KeyRing::new("k1", key).map_err(|e| e.to_string())?;
-    let server =
-        everything::everything_server(RequestStateCodec::new(ring)).map_err(|e| e.to_string())?;
-    let server = Arc::new(server);
-    let endpoint = McpEndpoint::new(
-        Arc::clone(&server),
-        EndpointOptions::default().legacy(legacy),
-    );
+    let Settings {
+        addr,
+        legacy,
+        redis,
+    } = settings(std::env::args().skip(1), std::env::var("PORT").ok())?;
+    let builder =
+        everything::everything_builder(RequestStateCodec::new(key_ring(redis.is_some())?));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
     runtime.block_on(async {
+        let builder = match &redis {
+            Some(url) => {
+                let redis = tessera::redis::Redis::connect(url)
+                    .await
+                    .map_err(|e| format!("--redis {url}: {e}"))?;
+                let store = redis.task_store(everything::SERVER_NAME, Default::default());
+                builder.task_store(Arc::new(store))
+            }
+            None => builder,
+        };
+        let server = Arc::new(builder.build().map_err(|e| e.to_string())?);
+        let endpoint = McpEndpoint::new(
+            Arc::clone(&server),
+            EndpointOptions::default().legacy(legacy),
+        );
         let listener = tokio::net::TcpListener::bind(&addr)
             .await
             .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
@@ -110,23 +168,33 @@ mod tests {
                 .collect::<Vec<_>>()
                 .into_iter()
         };
-        assert_eq!(settings(args(&[]), None).unwrap().0, "127.0.0.1:3000");
+        assert_eq!(settings(args(&[]), None).unwrap().addr, "127.0.0.1:3000");
         assert_eq!(
-            settings(args(&[]), Some("9000".into())).unwrap().0,
+            settings(args(&[]), Some("9000".into())).unwrap().addr,
             "127.0.0.1:9000"
         );
         assert_eq!(
             settings(args(&["--addr", "127.0.0.1:0"]), Some("9000".into()))
                 .unwrap()
-                .0,
+                .addr,
             "127.0.0.1:0"
         );
         assert!(settings(args(&["--addr"]), None).is_err());
         assert!(settings(args(&["--bogus"]), None).is_err());
         assert_eq!(
-            settings(args(&["--legacy", "stateless"]), None).unwrap().1,
+            settings(args(&["--legacy", "stateless"]), None)
+                .unwrap()
+                .legacy,
             Legacy::Stateless
         );
         assert!(settings(args(&["--legacy", "maybe"]), None).is_err());
+        assert_eq!(
+            settings(args(&["--redis", "redis://127.0.0.1:6379/"]), None)
+                .unwrap()
+                .redis
+                .as_deref(),
+            Some("redis://127.0.0.1:6379/")
+        );
+        assert!(settings(args(&["--redis"]), None).is_err());
     }
 }

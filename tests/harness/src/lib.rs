@@ -402,7 +402,21 @@ pub async fn mcp_post(
     token: Option<&str>,
     id: i64,
     method: &str,
+    params: serde_json::Value,
+) -> McpReply {
+    let capabilities = serde_json::json!({"elicitation": {"form": {}}});
+    mcp_post_declaring(http, url, token, id, method, params, capabilities).await
+}
+
+/// [`mcp_post`] with the client capabilities the request declares.
+pub async fn mcp_post_declaring(
+    http: &reqwest::Client,
+    url: &str,
+    token: Option<&str>,
+    id: i64,
+    method: &str,
     mut params: serde_json::Value,
+    capabilities: serde_json::Value,
 ) -> McpReply {
     use serde_json::{Value, json};
     let mut meta = params
@@ -416,7 +430,7 @@ pub async fn mcp_post(
     );
     meta.insert(
         "io.modelcontextprotocol/clientCapabilities".into(),
-        json!({"elicitation": {"form": {}}}),
+        capabilities,
     );
     params["_meta"] = Value::Object(meta);
     let mut request = http
@@ -428,6 +442,7 @@ pub async fn mcp_post(
     if let Some(name) = params
         .get("name")
         .or(params.get("uri"))
+        .or(params.get("taskId"))
         .and_then(Value::as_str)
     {
         request = request.header("mcp-name", name.to_owned());

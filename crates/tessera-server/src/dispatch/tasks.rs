@@ -250,6 +250,11 @@ impl Runner {
         .await
     }
 
+    /// Logs that the driver stopped before the task ended here.
+    fn stopped(&self) {
+        tracing::info!(task = %self.id, "task stopped: cancelled, ended elsewhere, or expired");
+    }
+
     /// The answers of the round, once every question has one.
     async fn answers(&self) -> JsonObject {
         loop {
@@ -308,7 +313,7 @@ async fn drive(
             .until_stopped((tool.handler)(ctx.clone(), arguments.clone()))
             .await
         else {
-            return;
+            return runner.stopped();
         };
         let error = match ran {
             Ok(result) => {
@@ -341,7 +346,7 @@ async fn drive(
             // A round that only carries state: run again after a short pause.
             let pause = runner.runtime.sleep(std::time::Duration::from_millis(50));
             if runner.until_stopped(pause).await.is_none() {
-                return;
+                return runner.stopped();
             }
             continue;
         }
@@ -363,7 +368,7 @@ async fn drive(
             break;
         }
         let Some(responses) = runner.until_stopped(runner.answers()).await else {
-            return;
+            return runner.stopped();
         };
         fresh = collect(&asked, Some(responses));
     }

@@ -217,6 +217,15 @@ async fn questions_and_answers(store: &impl TaskStore, runtime: &dyn TaskRuntime
         "one question is still outstanding"
     );
     assert!(ok("take", store.take_answers(&id).await).is_none());
+    let partly = ok("get", store.get(&id, Some("alice")).await).unwrap();
+    assert_eq!(
+        partly
+            .view(store.policy())
+            .input_requests
+            .map(|r| r.into_keys().collect::<Vec<_>>()),
+        Some(vec!["confirm".to_owned()]),
+        "only the outstanding question is shown"
+    );
     ok(
         "answer",
         store

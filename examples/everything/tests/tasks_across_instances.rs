@@ -1,0 +1,227 @@
+//! Tasks any instance can answer: three `everything-server --redis`
+//! processes sharing one real `redis-server` (issue: tasks in one process).
+//!
+//! A task started on one instance is polled, answered (`tasks/update`) and
+//! fetched through the other two; cancelled through another instance, its
+//! runner stops within a second; its instance killed, it ends `failed`
+//! within the runner's lease (3 s) plus one poll interval (0.5 s) of the
+//! kill, bounded here at 4.5 s.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use test_harness::{McpReply, RedisServer, mcp_post_declaring};
+
+/// One `everything-server --redis` process; its standard error kept.
+struct Instance {
+    child: Child,
+    url: String,
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+impl Instance {
+    fn start(redis: &str) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_everything-server"))
+            .args(["--addr", "127.0.0.1:0", "--redis", redis])
+            .env(
+                "MRTR_REQUEST_STATE_KEY",
+                "a shared key of at least thirty-two bytes",
+            )
+            .env("RUST_LOG", "tessera_server=info")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("everything-server starts");
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        let url = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("not a listening line: {line:?}"))
+            .to_owned();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let kept = Arc::clone(&log);
+        let stderr = child.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                kept.lock().unwrap().push(line);
+            }
+        });
+        Self { child, url, log }
+    }
+
+    /// Whether a line of its log names task `id` and says `what`.
+    fn logged_about(&self, id: &str, what: &str) -> bool {
+        self.log
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|l| l.contains(id) && l.contains(what))
+    }
+}
+
+impl Drop for Instance {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn tasks_declared() -> Value {
+    json!({"elicitation": {"form": {}}, "extensions": {"io.modelcontextprotocol/tasks": {}}})
+}
+
+async fn post(
+    http: &reqwest::Client,
+    at: &Instance,
+    id: i64,
+    method: &str,
+    params: Value,
+) -> McpReply {
+    mcp_post_declaring(http, &at.url, None, id, method, params, tasks_declared()).await
+}
+
+/// Starts `tool` as a task on `at`: its id.
+async fn start(http: &reqwest::Client, at: &Instance, tool: &str, arguments: Value) -> String {
+    let reply = post(
+        http,
+        at,
+        1,
+        "tools/call",
+        json!({"name": tool, "arguments": arguments}),
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert_eq!(reply.body["result"]["resultType"], "task", "{}", reply.body);
+    reply.body["result"]["taskId"]
+        .as_str()
+        .expect("a task id")
+        .to_owned()
+}
+
+async fn task(http: &reqwest::Client, at: &Instance, id: &str) -> Value {
+    let reply = post(http, at, 2, "tasks/get", json!({"taskId": id})).await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    reply.body["result"].clone()
+}
+
+/// Polls `id` through `at` until its status is `want` (within `within`).
+async fn until_status(
+    http: &reqwest::Client,
+    at: &Instance,
+    id: &str,
+    want: &str,
+    within: Duration,
+) -> Value {
+    let started = Instant::now();
+    loop {
+        let seen = task(http, at, id).await;
+        if seen["status"] == want {
+            return seen;
+        }
+        assert!(
+            started.elapsed() < within,
+            "task {id} is not {want} after {within:?} through {}: {seen}",
+            at.url
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_started_on_one_instance_is_answered_fetched_and_cancelled_through_the_others() {
+    let redis = RedisServer::start();
+    let [a, b, c] = [(); 3].map(|()| Instance::start(&redis.url()));
+    let http = reqwest::Client::new();
+
+    // Started on A, polled on B until it asks, answered on C, fetched on B and C.
+    let id = start(
+        &http,
+        &a,
+        "confirm_delete",
+        json!({"filename": "notes.txt"}),
+    )
+    .await;
+    let asking = until_status(&http, &b, &id, "input_required", Duration::from_secs(5)).await;
+    assert!(asking["inputRequests"]["confirm"].is_object(), "{asking}");
+    let answered = post(
+        &http,
+        &c,
+        3,
+        "tasks/update",
+        json!({"taskId": id, "inputResponses": {"confirm": {"action": "accept", "content": {"confirm": true}}}}),
+    )
+    .await;
+    assert_eq!(answered.status, 200, "{}", answered.body);
+    let done = until_status(&http, &b, &id, "completed", Duration::from_secs(5)).await;
+    assert_eq!(
+        done["result"]["content"][0]["text"], "Deleted notes.txt.",
+        "{done}"
+    );
+    assert_eq!(task(&http, &c, &id).await["status"], "completed");
+    assert_eq!(task(&http, &a, &id).await["status"], "completed");
+
+    // Another caller's view: an unknown id is the same -32602 everywhere.
+    let unknown = post(
+        &http,
+        &b,
+        4,
+        "tasks/get",
+        json!({"taskId": "0123456789abcdef0123456789abcdef"}),
+    )
+    .await;
+    assert_eq!(unknown.body["error"]["code"], -32602, "{}", unknown.body);
+
+    // Cancelled through B while it works on A: A's runner stops within a second.
+    let id = start(&http, &a, "slow_compute", json!({"seconds": 30})).await;
+    until_status(&http, &c, &id, "working", Duration::from_secs(5)).await;
+    let cancelled_at = Instant::now();
+    let cancel = post(&http, &b, 5, "tasks/cancel", json!({"taskId": id})).await;
+    assert_eq!(cancel.status, 200, "{}", cancel.body);
+    while !a.logged_about(&id, "task stopped") {
+        assert!(
+            cancelled_at.elapsed() < Duration::from_secs(1),
+            "A's runner did not stop within a second of the cancel on B"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    eprintln!(
+        "A's runner stopped {:?} after the cancel on B",
+        cancelled_at.elapsed()
+    );
+    assert_eq!(task(&http, &c, &id).await["status"], "cancelled");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_whose_instance_died_ends_failed_within_the_lease_and_a_poll() {
+    let redis = RedisServer::start();
+    let mut a = Instance::start(&redis.url());
+    let b = Instance::start(&redis.url());
+    let http = reqwest::Client::new();
+    let id = start(&http, &a, "slow_compute", json!({"seconds": 30})).await;
+    let working = until_status(&http, &b, &id, "working", Duration::from_secs(5)).await;
+    let poll = Duration::from_millis(working["pollIntervalMs"].as_u64().unwrap());
+    let _ = a.child.kill();
+    let _ = a.child.wait();
+    let killed_at = Instant::now();
+    let failed = until_status(&http, &b, &id, "failed", Duration::from_millis(4500)).await;
+    let took = killed_at.elapsed();
+    assert!(
+        failed["statusMessage"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("stopped"),
+        "{failed}"
+    );
+    assert_eq!(failed["error"]["code"], -32603, "{failed}");
+    assert!(
+        took <= Duration::from_secs(3) + poll + Duration::from_secs(1),
+        "failed after {took:?}"
+    );
+    eprintln!("a task whose instance was killed ended failed {took:?} after the kill");
+}
