@@ -221,7 +221,7 @@ pub type TaskStoreFuture<'a, T> = BoxFuture<'a, Result<T, TaskStoreError>>;
 /// Keeps tasks for every instance that serves them. Each method is one
 /// atomic step; a task that already ended does not change any more (its
 /// `finish`, `ask` and `cancel` do nothing). Implementations pass
-/// [`testing::check_task_store`](crate::testing) (feature `testing`).
+/// `testing::check_task_store` (feature `testing`).
 pub trait TaskStore: Send + Sync + 'static {
     /// The policy the store keeps tasks under.
     fn policy(&self) -> &TaskPolicy;
