@@ -89,12 +89,13 @@ impl Inner {
         }
     }
 
-    /// Forgets the oldest finished task `which` selects, if there is one.
-    fn evict_oldest_finished(&mut self, which: impl Fn(&Kept) -> bool) {
+    /// Forgets the oldest finished (or abandoned: its runner's lease ran
+    /// out) task `which` selects, if there is one.
+    fn evict_oldest_finished(&mut self, now: u64, which: impl Fn(&Kept) -> bool) {
         let oldest = self
             .tasks
             .iter()
-            .filter(|(_, t)| which(t) && t.record.status.is_terminal())
+            .filter(|(_, t)| which(t) && (t.record.status.is_terminal() || t.lease_until < now))
             .min_by_key(|(_, t)| t.seq)
             .map(|(id, _)| id.clone());
         if let Some(id) = oldest {
@@ -289,7 +290,9 @@ impl TaskStore for MemoryTaskStore {
                 let listener = task.changed.listen();
                 Box::pin(listener)
             }
-            None => Box::pin(ready(())),
+            // A task that is gone changes no more: its runner's keeper
+            // learns so when it renews (an answer waiting here must not spin).
+            None => Box::pin(std::future::pending()),
         }
     }
 }
@@ -328,10 +331,10 @@ impl MemoryTaskStore {
             return Err(TaskStoreError::CallerFull(self.policy.max_live_per_caller));
         }
         if inner.tasks.values().filter(|t| mine(t)).count() >= self.policy.max_kept_per_caller {
-            inner.evict_oldest_finished(|t| mine(t));
+            inner.evict_oldest_finished(now, |t| mine(t));
         }
         if inner.tasks.len() >= self.policy.max_kept {
-            inner.evict_oldest_finished(|_| true);
+            inner.evict_oldest_finished(now, |_| true);
         }
         let live_all = inner.tasks.values().filter(|t| live(t)).count();
         if live_all >= self.policy.max_live || inner.tasks.len() >= self.policy.max_kept {

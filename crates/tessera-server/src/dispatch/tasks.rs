@@ -8,6 +8,7 @@ use std::task::Poll;
 
 use indexmap::IndexMap;
 use serde_json::{Map, Value, json};
+use tessera_protocol::clock::Instant;
 use tessera_protocol::{
     BoxFuture, CreateTaskResult, GetTaskResult, InputRequests, JsonObject, RequestId, RequestMeta,
     TASKS_EXTENSION, TaskResultType, declares_tasks, tasks_capability,
@@ -20,8 +21,11 @@ use crate::answer::{Slot, collect};
 use crate::app_state::AppState;
 use crate::context::{NextRound, TaskMode};
 use crate::handler_error::Kind;
+use crate::latch::Latch;
 use crate::question::Asked;
-use crate::task_store::{LEASE_RENEWAL, NewTask, TaskOutcome, TaskStore, TaskStoreError};
+use crate::task_store::{
+    LEASE_RENEWAL, NewTask, RUNNER_LEASE, TaskOutcome, TaskStore, TaskStoreError,
+};
 use crate::{
     Context, HandlerError, Interrupt, McpServer, RequestFacts, ServerError, TaskSupport, ToolDef,
 };
@@ -94,11 +98,7 @@ impl McpServer {
             meta: None,
         };
         tracing::info!(task = %record.id, tool = %tool.tool.name, "task started");
-        let runner = Runner {
-            id: record.id,
-            store: Arc::clone(store),
-            runtime: Arc::clone(&runtime),
-        };
+        let runner = Runner::start(record.id, Arc::clone(store), Arc::clone(&runtime));
         runtime.spawn(Box::pin(drive(
             runner,
             tool.clone(),
@@ -131,12 +131,18 @@ impl McpServer {
         };
         let id = required_str(params.as_ref(), "taskId", method)?.to_owned();
         let principal = incoming.facts.principal.as_deref();
+        // Ids are 32 hex digits: anything else names no task, and never
+        // reaches a store (whose keys are built from it).
+        let well_formed = id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit());
         let not_found = || {
             ServerError::invalid_params(format!(
                 "Failed to retrieve task: no task {id} (unknown, expired, or another caller's)"
             ))
         };
         let ack = || Json::Value(json!({"resultType": "complete"}));
+        if !well_formed {
+            return Err(not_found());
+        }
         match method {
             tessera_protocol::TASKS_GET => {
                 let record = store
@@ -204,15 +210,33 @@ fn tasks_needed(what: &str) -> ServerError {
     }
 }
 
-/// The running side of one task: its id, where it is kept, and the runtime
-/// its driver sleeps on.
+/// The running side of one task: its id, where it is kept, the runtime its
+/// driver sleeps on, and the latch its keeper sets when the work must stop.
 struct Runner {
     id: String,
     store: Arc<dyn TaskStore>,
     runtime: Arc<dyn crate::TaskRuntime>,
+    stop: Arc<Latch>,
 }
 
 impl Runner {
+    /// A runner of task `id`, its keeper started beside it.
+    fn start(id: String, store: Arc<dyn TaskStore>, runtime: Arc<dyn crate::TaskRuntime>) -> Self {
+        let stop = Arc::new(Latch::default());
+        runtime.spawn(Box::pin(keep(
+            id.clone(),
+            Arc::clone(&store),
+            Arc::clone(&runtime),
+            Arc::clone(&stop),
+        )));
+        Self {
+            id,
+            store,
+            runtime,
+            stop,
+        }
+    }
+
     /// Ends the task with `outcome` (a store that fails is logged: the task
     /// then ends `failed` once its lease runs out).
     async fn finish(&self, outcome: TaskOutcome) {
@@ -221,28 +245,13 @@ impl Runner {
         }
     }
 
-    /// `work`'s output, or `None` once the task is cancelled, ended
-    /// elsewhere or gone (`work` is dropped then). The lease is renewed
-    /// every [`LEASE_RENEWAL`] meanwhile, and the task looked at whenever
-    /// the store says it changed.
+    /// `work`'s output, or `None` once the keeper says stop (`work` is
+    /// dropped then).
     async fn until_stopped<F: Future>(&self, work: F) -> Option<F::Output> {
-        let keep = async {
-            loop {
-                let changed = self.store.changed(&self.id);
-                match self.store.renew(&self.id).await {
-                    Ok(Some(status)) if !status.is_terminal() => {}
-                    Ok(_) => return,
-                    Err(e) => {
-                        tracing::warn!(task = %self.id, error = %e, "a task's lease could not be renewed")
-                    }
-                }
-                first_of(changed, self.runtime.sleep(LEASE_RENEWAL)).await;
-            }
-        };
-        let mut keep = pin!(keep);
+        let mut stop = pin!(self.stop.wait());
         let mut work = pin!(work);
         std::future::poll_fn(|cx| {
-            if keep.as_mut().poll(cx).is_ready() {
+            if stop.as_mut().poll(cx).is_ready() {
                 return Poll::Ready(None);
             }
             work.as_mut().poll(cx).map(Some)
@@ -282,6 +291,43 @@ async fn first_of(a: BoxFuture<'static, ()>, b: BoxFuture<'static, ()>) {
         Poll::Pending
     })
     .await
+}
+
+/// Keeps task `id`'s lease while its driver works, on a task of its own (a
+/// handler busy between awaits cannot hold the lease back): renews it every
+/// [`LEASE_RENEWAL`] and whenever the store says the task changed, and sets
+/// `stop` once the task was cancelled, ended (by its driver or elsewhere) or
+/// is gone, or once renewals have failed for a whole lease (the other
+/// instances take the task for abandoned then, so its work must not go on).
+async fn keep(
+    id: String,
+    store: Arc<dyn TaskStore>,
+    runtime: Arc<dyn crate::TaskRuntime>,
+    stop: Arc<Latch>,
+) {
+    let mut renewed = Instant::now();
+    // The driver sets `stop` when it ends (a runner dropped), and the keeper goes.
+    while !stop.is_set() {
+        let changed = store.changed(&id);
+        match store.renew(&id).await {
+            Ok(Some(status)) if !status.is_terminal() => renewed = Instant::now(),
+            Ok(_) => break,
+            Err(e) if renewed.elapsed() >= RUNNER_LEASE => {
+                tracing::warn!(task = %id, error = %e, "a task's lease could not be renewed for a whole lease; its work stops");
+                break;
+            }
+            Err(e) => tracing::warn!(task = %id, error = %e, "a task's lease could not be renewed"),
+        }
+        first_of(changed, runtime.sleep(LEASE_RENEWAL)).await;
+    }
+    stop.set();
+}
+
+impl Drop for Runner {
+    fn drop(&mut self) {
+        // The driver ended: its keeper stops renewing.
+        self.stop.set();
+    }
 }
 
 /// Runs a task to its end: the handler from the top, again after every round

@@ -526,6 +526,8 @@ async fn abandoned_runner(store: &impl TaskStore, runtime: &dyn TaskRuntime) {
 async fn expiry(store: &impl TaskStore, runtime: &dyn TaskRuntime) {
     let id = ok("create", store.create(owner("alice")).await).id;
     assert!(ok("get", store.get(&id, Some("alice")).await).is_some());
+    // Results that fill most of a caller's byte budget...
+    fill_most_of_the_budget(store).await;
     runtime.sleep(Duration::from_millis(600)).await;
     assert!(
         ok("get", store.get(&id, Some("alice")).await).is_none(),
@@ -536,4 +538,25 @@ async fn expiry(store: &impl TaskStore, runtime: &dyn TaskRuntime) {
         None,
         "its runner stops"
     );
+    // ...are given back when their tasks expire.
+    fill_most_of_the_budget(store).await;
+}
+
+/// Two results of `mallory`'s that together take most of its byte budget.
+async fn fill_most_of_the_budget(store: &impl TaskStore) {
+    let each = json!({"text": "x".repeat(store.policy().max_result_bytes - 100)});
+    for _ in 0..2 {
+        let id = ok("create", store.create(owner("mallory")).await).id;
+        ok(
+            "finish",
+            store
+                .finish(&id, TaskOutcome::Completed(each.clone()))
+                .await,
+        );
+        assert_eq!(
+            status(store, &id, "mallory").await,
+            TaskStatus::Completed,
+            "the bytes of expired results are given back"
+        );
+    }
 }
