@@ -1,11 +1,13 @@
 //! Opaque tokens, verified by asking the authorization server (RFC 7662).
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::sync::Arc;
 
 use serde_json::Value;
+use tessera_protocol::clock::{SystemTime, UNIX_EPOCH};
 use tessera_server::{AuthInfo, BoxFuture};
 
 use crate::claims::{TokenError, TokenVerifier, audience_names, scopes_of};
+use crate::fetch::HttpFetch;
 
 /// Verifies tokens at the issuer's introspection endpoint, authenticating
 /// with this resource server's own client credentials. A token must be
@@ -16,11 +18,13 @@ pub struct Introspection {
     resource: String,
     client_id: String,
     client_secret: String,
-    http: reqwest::Client,
+    http: Arc<dyn HttpFetch>,
 }
 
 impl Introspection {
-    /// Introspects at `endpoint` as `client_id`/`client_secret`, for tokens of `issuer` meant for `resource`.
+    /// Introspects at `endpoint` as `client_id`/`client_secret`, for tokens
+    /// of `issuer` meant for `resource`, with reqwest.
+    #[cfg(feature = "reqwest")]
     pub fn new(
         endpoint: impl Into<String>,
         issuer: impl Into<String>,
@@ -34,30 +38,30 @@ impl Introspection {
             resource: resource.into(),
             client_id: client_id.into(),
             client_secret: client_secret.into(),
-            http: reqwest::Client::builder()
-                .timeout(Duration::from_secs(5))
-                .build()
-                .unwrap_or_default(),
+            http: Arc::new(crate::ReqwestFetch::default()),
         }
+    }
+
+    /// The same verifier making its requests through `http` instead.
+    pub fn fetching_with(mut self, http: Arc<dyn HttpFetch>) -> Self {
+        self.http = http;
+        self
     }
 }
 
 impl TokenVerifier for Introspection {
     fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<AuthInfo, TokenError>> {
         Box::pin(async move {
-            let answer: Value = self
+            let form = [("token", token), ("token_type_hint", "access_token")];
+            let answer = self
                 .http
-                .post(&self.endpoint)
-                .basic_auth(&self.client_id, Some(&self.client_secret))
-                .form(&[("token", token), ("token_type_hint", "access_token")])
-                .send()
+                .post_form(
+                    &self.endpoint,
+                    (&self.client_id, &self.client_secret),
+                    &form,
+                )
                 .await
-                .map_err(|e| TokenError::Unavailable(e.to_string()))?
-                .error_for_status()
-                .map_err(|e| TokenError::Unavailable(e.to_string()))?
-                .json()
-                .await
-                .map_err(|e| TokenError::Unavailable(e.to_string()))?;
+                .map_err(TokenError::Unavailable)?;
             let invalid = |why: &str| Err(TokenError::Invalid(why.to_owned()));
             if answer.get("active").and_then(Value::as_bool) != Some(true) {
                 return invalid("the token is not active");

@@ -1,14 +1,17 @@
 //! JWT access tokens (RFC 9068) verified against the issuer's JSON Web Key Set.
 
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
+use async_lock::{Mutex, RwLock};
 use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde_json::Value;
+use tessera_protocol::clock::Instant;
 use tessera_server::{AuthInfo, BoxFuture};
-use tokio::sync::RwLock;
 
 use crate::claims::{TokenError, TokenVerifier, audience_names, scopes_of};
+use crate::fetch::HttpFetch;
 
 /// Seconds of clock difference tolerated on `exp` and `nbf`.
 const LEEWAY_SECS: u64 = 60;
@@ -25,13 +28,13 @@ const MAX_AGE: Duration = Duration::from_secs(3600);
 pub struct JwtVerifier {
     issuer: String,
     resource: String,
-    http: reqwest::Client,
+    http: Arc<dyn HttpFetch>,
     keys: RwLock<Keys>,
     /// How often a token naming an unknown key may make the set be fetched again.
     refetch_after: Duration,
     /// Held while the key set is fetched, so one fetch runs at a time; the
     /// keys themselves are never locked across a fetch.
-    fetching: tokio::sync::Mutex<()>,
+    fetching: Mutex<()>,
 }
 
 #[derive(Default)]
@@ -59,18 +62,27 @@ fn unavailable(e: impl std::fmt::Display) -> TokenError {
 }
 
 impl JwtVerifier {
-    /// Tokens of `issuer` for `resource` (this server's canonical URI).
+    /// Tokens of `issuer` for `resource` (this server's canonical URI),
+    /// fetching the issuer's metadata and keys with reqwest.
+    #[cfg(feature = "reqwest")]
     pub fn new(issuer: impl Into<String>, resource: impl Into<String>) -> Self {
+        Self::with_fetch(issuer, resource, Arc::new(crate::ReqwestFetch::default()))
+    }
+
+    /// Tokens of `issuer` for `resource`, fetching through `http` (on a
+    /// Worker, the Workers fetch API).
+    pub fn with_fetch(
+        issuer: impl Into<String>,
+        resource: impl Into<String>,
+        http: Arc<dyn HttpFetch>,
+    ) -> Self {
         Self {
             issuer: issuer.into(),
             resource: resource.into(),
-            http: reqwest::Client::builder()
-                .timeout(Duration::from_secs(5))
-                .build()
-                .unwrap_or_default(),
+            http,
             keys: RwLock::new(Keys::default()),
             refetch_after: REFETCH_AFTER,
-            fetching: tokio::sync::Mutex::new(()),
+            fetching: Mutex::new(()),
         }
     }
 
@@ -93,13 +105,7 @@ impl JwtVerifier {
         };
         let candidates = tessera_protocol::authorization_server_metadata_urls(origin, path);
         for url in candidates {
-            let Ok(response) = self.http.get(&url).send().await else {
-                continue;
-            };
-            if !response.status().is_success() {
-                continue;
-            }
-            let Ok(meta) = response.json::<Value>().await else {
+            let Ok(meta) = self.http.get_json(&url).await else {
                 continue;
             };
             if meta.get("issuer").and_then(Value::as_str) != Some(self.issuer.as_str()) {
@@ -160,15 +166,9 @@ impl JwtVerifier {
                 Some(u) => u,
                 None => self.jwks_uri().await?,
             };
-            let set: JwkSet = self
-                .http
-                .get(&uri)
-                .send()
-                .await
-                .map_err(unavailable)?
-                .json()
-                .await
-                .map_err(unavailable)?;
+            let set: JwkSet =
+                serde_json::from_value(self.http.get_json(&uri).await.map_err(unavailable)?)
+                    .map_err(|e| unavailable(format!("the issuer's key set at {uri}: {e}")))?;
             Ok::<_, TokenError>((uri, set))
         }
         .await;

@@ -10,6 +10,11 @@
 //! Its [`OAuthResource::metadata`] is the RFC 9728 document the endpoint
 //! publishes; every 401 names it.
 //!
+//! The verifiers need no async runtime: they reach the authorization server
+//! through [`HttpFetch`] ([`ReqwestFetch`] natively, feature `reqwest`, on
+//! by default; `tessera-worker` has one on the Workers fetch API), so the
+//! same verification runs on Cloudflare Workers.
+//!
 //! ```no_run
 //! # fn run(server: tessera_server::McpServer) {
 //! use std::sync::Arc;
@@ -30,11 +35,15 @@
 //! ```
 
 mod claims;
+mod fetch;
 mod introspection;
 mod jwt;
 mod resource;
 
 pub use claims::{TokenError, TokenVerifier};
+pub use fetch::HttpFetch;
+#[cfg(feature = "reqwest")]
+pub use fetch::ReqwestFetch;
 pub use introspection::Introspection;
 pub use jwt::JwtVerifier;
 pub use resource::OAuthResource;

@@ -386,10 +386,15 @@ async fn a_client_that_stops_reading_is_disconnected() {
         .write_all(call(addr, "big", None).as_bytes())
         .await
         .unwrap();
-    // Read nothing while the server fills the socket's buffers and waits.
-    tokio::time::sleep(Duration::from_secs(3)).await;
-    let mut got = 0usize;
+    // The answer's first bytes (a debug build under load may take seconds
+    // to make 48 MiB of JSON), then nothing read while the server fills the
+    // socket's buffers and waits.
     let mut buf = vec![0u8; 1 << 16];
+    let mut got = tokio::time::timeout(Duration::from_secs(60), stream.read(&mut buf))
+        .await
+        .expect("the server starts answering within a minute")
+        .unwrap();
+    tokio::time::sleep(Duration::from_secs(3)).await;
     let ended = tokio::time::timeout(Duration::from_secs(10), async {
         loop {
             match stream.read(&mut buf).await {

@@ -25,6 +25,9 @@ pub struct WorkerSetup {
     pub ledger: Option<Arc<dyn TicketLedger>>,
     /// The Worker's environment, for the application's own vars and bindings.
     pub env: Env,
+    /// The scopes every tool needs (`OAUTH_SCOPE`, split at spaces): give
+    /// them to `McpServerBuilder::require_scopes`.
+    pub oauth_scopes: Vec<String>,
 }
 
 impl WorkerSetup {
@@ -61,6 +64,10 @@ impl WorkerConfig {
                 ));
             }
         });
+        let oauth_scopes: Vec<String> = text(env, "OAUTH_SCOPE")
+            .map(|s| s.split_whitespace().map(str::to_owned).collect())
+            .unwrap_or_default();
+        options = protect(env, options, &oauth_scopes)?;
         let ledger = env.durable_object(LEDGER_BINDING).ok().map(|namespace| {
             Arc::new(DurableObjectLedger::new(namespace)) as Arc<dyn TicketLedger>
         });
@@ -70,9 +77,40 @@ impl WorkerConfig {
                 codec,
                 ledger,
                 env: env.clone(),
+                oauth_scopes,
             },
         })
     }
+}
+
+/// `options` protected as `OAUTH_ISSUER` and `OAUTH_RESOURCE` say (as the
+/// native binaries' `--oauth-issuer` and `--oauth-resource`).
+fn protect(
+    env: &Env,
+    options: EndpointOptions,
+    scopes: &[String],
+) -> Result<EndpointOptions, String> {
+    let resource = text(env, "OAUTH_RESOURCE");
+    let Some(issuer) = text(env, "OAUTH_ISSUER") else {
+        return match resource {
+            Some(_) => Err("OAUTH_RESOURCE is set without OAUTH_ISSUER: name the authorization server whose tokens are accepted".into()),
+            None if !scopes.is_empty() => Err("OAUTH_SCOPE is set without OAUTH_ISSUER: name the authorization server whose tokens are accepted".into()),
+            None => Ok(options),
+        };
+    };
+    let resource = resource.ok_or(
+        "OAUTH_ISSUER needs OAUTH_RESOURCE: this server's URL as clients use it (e.g. https://counter.example.workers.dev/mcp), which tokens must name",
+    )?;
+    let verifier = Arc::new(tessera_auth::JwtVerifier::with_fetch(
+        issuer.clone(),
+        resource.clone(),
+        Arc::new(crate::WorkerFetch),
+    ));
+    let protected = tessera_auth::OAuthResource::new(resource, issuer, verifier)
+        .scopes_supported(scopes.iter().cloned());
+    Ok(options
+        .protected_resource(protected.metadata())
+        .authenticate(protected))
 }
 
 /// The key ring from the Worker's secrets (`tessera_state::KeyRing::from_configured`).

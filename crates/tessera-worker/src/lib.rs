@@ -15,6 +15,15 @@
 //!   the Host and Origin allow-lists (loopback names are always allowed), so a
 //!   deployed Worker accepts its own hostname.
 //! - `MCP_LEGACY`: `reject` (the default) or `stateless`.
+//! - `OAUTH_ISSUER`, `OAUTH_RESOURCE`, `OAUTH_SCOPE`: as the native
+//!   binaries' `--oauth-*` flags. With an issuer, the Worker is an OAuth 2.1
+//!   protected resource: JWT access tokens of that issuer for
+//!   `OAUTH_RESOURCE` (required with it: the URL clients use), verified
+//!   against the issuer's keys fetched with the Workers fetch API
+//!   ([`WorkerFetch`]); the RFC 9728 metadata is served and every 401 names
+//!   it; tickets are bound to the token's issuer and subject;
+//!   `OAUTH_SCOPE` (space-separated) is what every tool needs
+//!   ([`WorkerSetup::oauth_scopes`]: 403 `insufficient_scope` without it).
 //! - A Durable Object binding `TICKET_LEDGER` of class [`TicketLedgerObject`]:
 //!   when present, [`WorkerSetup::ledger`] is a [`DurableObjectLedger`] so
 //!   single-use tools refuse a ticket presented twice, across isolates and
@@ -30,11 +39,13 @@
 //! ```
 
 mod config;
+mod fetch;
 mod ledger;
 mod ledger_object;
 mod serve;
 
 pub use config::{WorkerConfig, WorkerSetup};
+pub use fetch::WorkerFetch;
 pub use ledger::{DurableObjectLedger, LEDGER_BINDING};
 pub use ledger_object::TicketLedgerObject;
 pub use serve::serve;

@@ -7,7 +7,9 @@
 //! the deployed hostname, and `SINGLE_USE = "true"` to make every ticket
 //! redeemable once through the `TICKET_LEDGER` Durable Object binding
 //! (`wrangler.jsonc`); like the native counter's default, tickets may
-//! otherwise be presented again until they expire.
+//! otherwise be presented again until they expire. `OAUTH_ISSUER`,
+//! `OAUTH_RESOURCE` and `OAUTH_SCOPE` require an access token, as the
+//! native counter's `--oauth-*` flags do.
 
 use tessera::BuildError;
 use tessera::worker::McpBody;
@@ -38,7 +40,8 @@ async fn fetch(
         };
         let builder =
             tessera::McpServer::builder(counter_tool::SERVER_NAME, env!("CARGO_PKG_VERSION"))
-                .request_state(setup.codec.clone());
+                .request_state(setup.codec.clone())
+                .require_scopes(setup.oauth_scopes.clone());
         // Single use needs the Durable Object: never a per-isolate fallback.
         let builder = if single_use {
             builder

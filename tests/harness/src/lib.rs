@@ -290,6 +290,17 @@ impl CounterWorker {
 
     /// The same, with every ticket single-use (through its Durable Object ledger) when `single_use`.
     pub fn start_with(key: Option<&str>, single_use: bool) -> Self {
+        Self::start_configured(key, single_use, None)
+    }
+
+    /// The same, requiring access tokens of `issuer` with `scope` (the
+    /// Worker vars `OAUTH_ISSUER`, `OAUTH_SCOPE`, and `OAUTH_RESOURCE` its
+    /// own URL).
+    pub fn start_protected(key: &str, issuer: &str, scope: &str) -> Self {
+        Self::start_configured(Some(key), false, Some((issuer, scope)))
+    }
+
+    fn start_configured(key: Option<&str>, single_use: bool, oauth: Option<(&str, &str)>) -> Self {
         use std::io::{BufRead, BufReader};
         use std::os::unix::process::CommandExt;
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/counter-worker");
@@ -307,6 +318,12 @@ impl CounterWorker {
             .env("MRTR_REQUEST_STATE_KEY", key.unwrap_or(""))
             .env("COUNTER_WORKER_STATE", state.0.join("state"))
             .env("SINGLE_USE", if single_use { "true" } else { "false" })
+            .env("OAUTH_ISSUER", oauth.map_or("", |(issuer, _)| issuer))
+            .env("OAUTH_SCOPE", oauth.map_or("", |(_, scope)| scope))
+            .env(
+                "OAUTH_RESOURCE",
+                oauth.map_or(String::new(), |_| format!("http://127.0.0.1:{port}/mcp")),
+            )
             .stdout(Stdio::piped())
             .stderr(std::fs::File::create(&log).expect("a log file"))
             .process_group(0);
