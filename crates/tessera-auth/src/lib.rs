@@ -39,6 +39,7 @@ mod fetch;
 mod introspection;
 mod jwt;
 mod resource;
+mod vars;
 
 pub use claims::{TokenError, TokenVerifier};
 pub use fetch::HttpFetch;
@@ -47,3 +48,4 @@ pub use fetch::ReqwestFetch;
 pub use introspection::Introspection;
 pub use jwt::JwtVerifier;
 pub use resource::OAuthResource;
+pub use vars::OAuthVars;

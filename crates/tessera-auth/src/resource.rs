@@ -55,6 +55,14 @@ impl OAuthResource {
         doc
     }
 
+    /// `options` serving this resource: the metadata at its well-known
+    /// paths, and every request's token checked before its body is read.
+    pub fn protect(self, options: tessera_http::EndpointOptions) -> tessera_http::EndpointOptions {
+        options
+            .protected_resource(self.metadata())
+            .authenticate(self)
+    }
+
     /// A 401 challenge; `error` with its fixed description (details stay in the log).
     fn challenge(&self, error: Option<(&str, &str)>, reason: String) -> AuthDecision {
         // The same URL the endpoint serves the metadata at.

@@ -38,6 +38,7 @@ mod reject;
 mod serve;
 mod service;
 mod stream;
+mod vars;
 #[cfg(feature = "server")]
 mod write_deadline;
 
@@ -62,3 +63,4 @@ pub use options::{
 pub use reject::misconfigured;
 #[cfg(feature = "server")]
 pub use serve::{ServeOptions, graceful_shutdown, serve, serve_with, shutdown_signal};
+pub use vars::{ProcessEnv, Vars};

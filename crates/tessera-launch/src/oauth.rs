@@ -26,10 +26,8 @@ pub(crate) fn protect(
         issuer.clone(),
         resource.clone(),
     ));
-    let protected = tessera_auth::OAuthResource::new(resource.clone(), issuer.clone(), verifier)
-        .scopes_supported(args.oauth_scopes());
     tracing::info!(%issuer, %resource, "OAuth: accepting access tokens of this issuer for this resource");
-    options
-        .protected_resource(protected.metadata())
-        .authenticate(protected)
+    tessera_auth::OAuthResource::new(resource, issuer.clone(), verifier)
+        .scopes_supported(args.oauth_scopes())
+        .protect(options)
 }

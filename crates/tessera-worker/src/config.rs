@@ -2,7 +2,8 @@
 
 use std::sync::Arc;
 
-use tessera_http::{EndpointOptions, Legacy};
+use tessera_auth::OAuthVars;
+use tessera_http::{EndpointOptions, Vars};
 use tessera_server::BuildError;
 use tessera_state::{KEY_VAR, KEYS_VAR, KeyRing, RequestStateCodec, TicketLedger};
 use worker::Env;
@@ -44,30 +45,16 @@ impl WorkerSetup {
 }
 
 impl WorkerConfig {
-    /// Reads the key, the allow-lists, the era policy and the ledger binding;
-    /// an error is a sentence for the operator.
+    /// Reads the key, the allow-lists, the era policy, OAuth and the ledger
+    /// binding; an error is a sentence for the operator.
     pub fn from_env(env: &Env) -> Result<Self, String> {
-        let codec = RequestStateCodec::new(key_ring(env)?);
-        let mut options = EndpointOptions::default();
-        for host in list(env, "MCP_ALLOWED_HOSTS") {
-            options = options.allow_host(host);
-        }
-        for origin in list(env, "MCP_ALLOWED_ORIGINS") {
-            options = options.allow_origin(origin);
-        }
-        options = options.legacy(match text(env, "MCP_LEGACY").as_deref() {
-            None | Some("reject") => Legacy::Reject,
-            Some("stateless") => Legacy::Stateless,
-            Some(other) => {
-                return Err(format!(
-                    "MCP_LEGACY is {other:?}; it must be \"reject\" or \"stateless\""
-                ));
-            }
-        });
-        let oauth_scopes: Vec<String> = text(env, "OAUTH_SCOPE")
-            .map(|s| s.split_whitespace().map(str::to_owned).collect())
-            .unwrap_or_default();
-        options = protect(env, options, &oauth_scopes)?;
+        let vars = WorkerVars(env);
+        let codec = RequestStateCodec::new(key_ring(&vars)?);
+        let oauth = OAuthVars::from_vars(&vars)?;
+        let options = oauth.protect(
+            EndpointOptions::from_vars(&vars)?,
+            Arc::new(crate::WorkerFetch),
+        );
         let ledger = env.durable_object(LEDGER_BINDING).ok().map(|namespace| {
             Arc::new(DurableObjectLedger::new(namespace)) as Arc<dyn TicketLedger>
         });
@@ -77,47 +64,17 @@ impl WorkerConfig {
                 codec,
                 ledger,
                 env: env.clone(),
-                oauth_scopes,
+                oauth_scopes: oauth.scopes,
             },
         })
     }
 }
 
-/// `options` protected as `OAUTH_ISSUER` and `OAUTH_RESOURCE` say (as the
-/// native binaries' `--oauth-issuer` and `--oauth-resource`).
-fn protect(
-    env: &Env,
-    options: EndpointOptions,
-    scopes: &[String],
-) -> Result<EndpointOptions, String> {
-    let resource = text(env, "OAUTH_RESOURCE");
-    let Some(issuer) = text(env, "OAUTH_ISSUER") else {
-        return match resource {
-            Some(_) => Err("OAUTH_RESOURCE is set without OAUTH_ISSUER: name the authorization server whose tokens are accepted".into()),
-            None if !scopes.is_empty() => Err("OAUTH_SCOPE is set without OAUTH_ISSUER: name the authorization server whose tokens are accepted".into()),
-            None => Ok(options),
-        };
-    };
-    let resource = resource.ok_or(
-        "OAUTH_ISSUER needs OAUTH_RESOURCE: this server's URL as clients use it (e.g. https://counter.example.workers.dev/mcp), which tokens must name",
-    )?;
-    let verifier = Arc::new(tessera_auth::JwtVerifier::with_fetch(
-        issuer.clone(),
-        resource.clone(),
-        Arc::new(crate::WorkerFetch),
-    ));
-    let protected = tessera_auth::OAuthResource::new(resource, issuer, verifier)
-        .scopes_supported(scopes.iter().cloned());
-    Ok(options
-        .protected_resource(protected.metadata())
-        .authenticate(protected))
-}
-
 /// The key ring from the Worker's secrets (`tessera_state::KeyRing::from_configured`).
-fn key_ring(env: &Env) -> Result<KeyRing, String> {
+fn key_ring(vars: &WorkerVars<'_>) -> Result<KeyRing, String> {
     KeyRing::from_configured(
-        text(env, KEY_VAR).as_deref(),
-        text(env, KEYS_VAR).as_deref(),
+        vars.text(KEY_VAR).as_deref(),
+        vars.text(KEYS_VAR).as_deref(),
     )?
     .ok_or_else(|| {
         format!(
@@ -127,25 +84,15 @@ fn key_ring(env: &Env) -> Result<KeyRing, String> {
     })
 }
 
-/// A secret or var as text; unset and empty are the same.
-fn text(env: &Env, name: &str) -> Option<String> {
-    env.secret(name)
-        .map(|s| s.to_string())
-        .or_else(|_| env.var(name).map(|v| v.to_string()))
-        .ok()
-        .map(|s| s.trim().to_owned())
-        .filter(|s| !s.is_empty())
-}
+/// A Worker's secrets, then its vars.
+struct WorkerVars<'a>(&'a Env);
 
-/// A comma-separated var as its non-empty entries.
-fn list(env: &Env, name: &str) -> Vec<String> {
-    text(env, name)
-        .map(|s| {
-            s.split(',')
-                .map(str::trim)
-                .filter(|e| !e.is_empty())
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default()
+impl Vars for WorkerVars<'_> {
+    fn raw(&self, name: &str) -> Option<String> {
+        self.0
+            .secret(name)
+            .map(|s| s.to_string())
+            .or_else(|_| self.0.var(name).map(|v| v.to_string()))
+            .ok()
+    }
 }

@@ -69,6 +69,10 @@ pub use tessera_auth as auth;
 #[cfg(feature = "redis")]
 pub use tessera_redis as redis;
 
+/// AWS Lambda: `main` on `lambda_http`, keys from the environment or
+/// Secrets Manager, the single-use ledger on Redis (feature `lambda`).
+#[cfg(feature = "lambda")]
+pub use tessera_lambda as lambda;
 /// Cloudflare Workers: the fetch-handler adapter, keys from Worker secrets,
 /// the Durable Object ticket ledger (feature `worker`, for wasm32).
 #[cfg(feature = "worker")]
@@ -113,6 +117,8 @@ pub mod docs {
     pub mod oauth {}
     #[doc = include_str!("../docs/workers.md")]
     pub mod workers {}
+    #[doc = include_str!("../docs/lambda.md")]
+    pub mod lambda {}
     #[doc = include_str!("../docs/tasks.md")]
     pub mod tasks {}
     #[doc = include_str!("../docs/limits.md")]

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 const KEY: &str = "stdio-peer-test-key-0123456789abcdef0123";
 
 fn peers() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/peers")
+    test_harness::peers_dir()
 }
 
 /// Where a peer reaches the counter: a child it starts (`--stdio`), or a URL.
@@ -27,34 +27,14 @@ enum Target<'a> {
     Http(&'a str),
 }
 
-/// Runs one peer script with `args`; a missing peer fails with the command that installs it.
+/// Runs one peer script with `args` against `target`.
 fn run_peer(program: PathBuf, script: &str, args: &[&str], target: Target<'_>) -> Value {
-    assert!(
-        program.exists(),
-        "{} is not installed: run scripts/install-test-peers (scripts/test does)",
-        program.display()
-    );
-    let mut command = Command::new(&program);
-    command.arg(peers().join(script)).args(args);
+    let mut args = args.to_vec();
     match target {
-        Target::Stdio => command.args([env!("CARGO_BIN_EXE_counter"), "--stdio"]),
-        Target::Http(url) => command.arg(url),
-    };
-    let out = command
-        .current_dir(peers())
-        .env("MRTR_REQUEST_STATE_KEY", KEY)
-        .env("RUST_LOG", "warn")
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", program.display()));
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{script} {args:?} failed ({}):\n{stdout}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_str(stdout.lines().last().unwrap_or_default())
-        .unwrap_or_else(|e| panic!("{script} printed no result ({e}):\n{stdout}"))
+        Target::Stdio => args.extend([env!("CARGO_BIN_EXE_counter"), "--stdio"]),
+        Target::Http(url) => args.push(url),
+    }
+    test_harness::run_peer(&program, script, &args, &[("MRTR_REQUEST_STATE_KEY", KEY)])
 }
 
 /// A peer client: runs one scenario in one mode against a target.

@@ -2,6 +2,8 @@
 //! stopped when dropped. A missing service fails the test with the command
 //! that installs it: nothing is skipped silently.
 
+pub mod counter_flows;
+
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -350,6 +352,106 @@ impl CounterWorker {
 }
 
 impl Drop for CounterWorker {
+    fn drop(&mut self) {
+        stop_group(&mut self.child);
+    }
+}
+
+/// `tests/peers`, where the SDK clients and their scripts are installed.
+pub fn peers_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../peers")
+}
+
+/// Runs a peer script of `tests/peers` with `program` (its venv's Python,
+/// or node) and `args`, and parses the JSON its last line prints; a missing
+/// peer fails naming the command that installs it, a failed run shows its output.
+pub fn run_peer(
+    program: &Path,
+    script: &str,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> serde_json::Value {
+    assert!(
+        program.exists(),
+        "{} is not installed: run scripts/install-test-peers (scripts/test does)",
+        program.display()
+    );
+    let out = Command::new(program)
+        .arg(peers_dir().join(script))
+        .args(args)
+        .current_dir(peers_dir())
+        .env("RUST_LOG", "warn")
+        .envs(env.iter().copied())
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", program.display()));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{script} {args:?} failed ({}):\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(stdout.lines().last().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{script} printed no result ({e}):\n{stdout}"))
+}
+
+/// The counter Lambda (`examples/counter-lambda`) under `cargo lambda watch`
+/// on a free port, through its `dev` script; stopped with its process group.
+pub struct CounterLambda {
+    child: Child,
+    log: TempDir,
+    /// Its MCP endpoint, `http://127.0.0.1:PORT/lambda-url/counter-lambda/mcp`.
+    pub url: String,
+}
+
+impl CounterLambda {
+    /// Starts it with `key` as `MRTR_REQUEST_STATE_KEY` (`None`: no key at
+    /// all) and the other variables in `env`; waits until the emulator listens.
+    pub fn start(key: Option<&str>, env: &[(&str, &str)]) -> Self {
+        use std::io::{BufRead, BufReader};
+        use std::os::unix::process::CommandExt;
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/counter-lambda");
+        let peers = Path::new(env!("CARGO_MANIFEST_DIR")).join("../peers/.venv/bin/cargo-lambda");
+        assert!(
+            peers.exists(),
+            "cargo-lambda is not installed: run scripts/install-test-peers (scripts/test does)"
+        );
+        let log = TempDir::new("counter-lambda");
+        let port = free_port();
+        let mut command = Command::new(dir.join("dev"));
+        command
+            .arg(port.to_string())
+            .env_remove("MRTR_REQUEST_STATE_KEYS")
+            .env_remove("MRTR_REQUEST_STATE_SECRET_ID")
+            .env("MRTR_REQUEST_STATE_KEY", key.unwrap_or(""))
+            .env("RUST_LOG", "info")
+            .envs(env.iter().copied())
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(log.0.join("dev.log")).expect("a log file"))
+            .process_group(0);
+        let mut child = command
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start examples/counter-lambda/dev: {e}"));
+        let mut lines = BufReader::new(child.stdout.take().expect("piped")).lines();
+        let url = lines.next().and_then(Result::ok).unwrap_or_default();
+        let mut started = Self { child, log, url };
+        if !started.url.starts_with("http://") {
+            stop_group(&mut started.child);
+            panic!("the counter Lambda did not start:\n{}", started.log_tail());
+        }
+        std::thread::spawn(move || for _ in lines {});
+        started
+    }
+
+    /// The last lines the emulator and the function wrote.
+    pub fn log_tail(&self) -> String {
+        let text = std::fs::read_to_string(self.log.0.join("dev.log")).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(40)..].join("\n")
+    }
+}
+
+impl Drop for CounterLambda {
     fn drop(&mut self) {
         stop_group(&mut self.child);
     }
