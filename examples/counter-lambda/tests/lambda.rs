@@ -6,7 +6,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
 
-use serde_json::{Value, json};
+use serde_json::json;
 use test_harness::counter_flows::{CounterCalls, confirmed, text};
 use test_harness::{CounterLambda, RedisServer, mcp_post, peers_dir, run_peer};
 
@@ -47,31 +47,7 @@ async fn the_counter_checks_and_the_python_sdk_under_cargo_lambda_watch() {
     let replay = calls.call(10.0, Some(&s2), Some(confirmed())).await;
     assert_eq!(replay.body["error"]["code"], -32602, "{}", replay.body);
 
-    // No stream to open on a Lambda; initialize-era clients are refused
-    // (MCP_LEGACY unset), naming the versions served.
-    let r = http
-        .get(url)
-        .header("accept", "text/event-stream")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status().as_u16(), 405);
-    let r = http
-        .post(url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .body(
-            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                "protocolVersion": "2025-11-25", "capabilities": {},
-                "clientInfo": {"name": "old", "version": "1"}}})
-            .to_string(),
-        )
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status().as_u16(), 400);
-    let body: Value = r.json().await.unwrap();
-    assert_eq!(body["error"]["code"], -32022, "{body}");
+    calls.check_serverless_refusals().await;
 
     // The official Python SDK client (2.x), in the 2026-07-28 era.
     let python = peers_dir().join(".venv/bin/python");

@@ -1,7 +1,7 @@
 //! The counter Worker under `wrangler dev` (workerd, the runtime Cloudflare
 //! deploys to), driven over HTTP like any MCP client would.
 
-use serde_json::{Value, json};
+use serde_json::json;
 use test_harness::counter_flows::{CounterCalls, confirmed, text};
 use test_harness::{CounterWorker, mcp_post};
 
@@ -30,32 +30,7 @@ async fn the_counter_flows_and_refusals_under_workerd() {
         "Invalid or expired requestState"
     );
 
-    // GET: no stream to open.
-    let r = http
-        .get(url)
-        .header("accept", "text/event-stream")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status().as_u16(), 405);
-
-    // An initialize-era request.
-    let r = http
-        .post(url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .body(
-            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                "protocolVersion": "2025-11-25", "capabilities": {},
-                "clientInfo": {"name": "old", "version": "1"}}})
-            .to_string(),
-        )
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status().as_u16(), 400);
-    let body: Value = r.json().await.unwrap();
-    assert_eq!(body["error"]["code"], -32022, "{body}");
+    calls.check_serverless_refusals().await;
 
     // Another path.
     let other = url.replace("/mcp", "/other");

@@ -107,6 +107,39 @@ impl<'a> CounterCalls<'a> {
     }
 }
 
+impl CounterCalls<'_> {
+    /// What a serverless deployment refuses: GET (no stream to open) with
+    /// 405, and an initialize-era request (no `MCP_LEGACY`) with 400 and
+    /// -32022 naming the versions served.
+    pub async fn check_serverless_refusals(&self) {
+        let r = self
+            .http
+            .get(self.url)
+            .header("accept", "text/event-stream")
+            .send()
+            .await
+            .expect("the server answers");
+        assert_eq!(r.status().as_u16(), 405);
+        let r = self
+            .http
+            .post(self.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(
+                json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                    "protocolVersion": "2025-11-25", "capabilities": {},
+                    "clientInfo": {"name": "old", "version": "1"}}})
+                .to_string(),
+            )
+            .send()
+            .await
+            .expect("the server answers");
+        assert_eq!(r.status().as_u16(), 400);
+        let body: Value = r.json().await.unwrap_or(Value::Null);
+        assert_eq!(body["error"]["code"], -32022, "{body}");
+    }
+}
+
 /// An `accept` answer with `content`.
 pub fn accept(content: Value) -> Value {
     json!({"action": "accept", "content": content})
