@@ -224,7 +224,8 @@ impl ServerError {
             Self::MissingCapability { key, method, required } => ErrorObject::new(
                 code,
                 format!(
-                    "Cannot request input '{key}' ({method}): the request's client capabilities do not declare the required capability"
+                    "Cannot request input '{key}' ({method}): the request's client capabilities do not declare {}",
+                    capability_names(required)
                 ),
             )
             .with_data(json!(MissingCapabilityData {
@@ -245,5 +246,33 @@ impl ServerError {
                 format!("Forbidden: {target} needs scope {scope:?}, which the access token does not grant"),
             ),
         }
+    }
+}
+
+/// The capabilities `required` names, as dotted paths (`sampling.tools`),
+/// for a message.
+fn capability_names(required: &ClientCapabilities) -> String {
+    fn walk(prefix: &str, value: &serde_json::Value, out: &mut Vec<String>) {
+        match value.as_object() {
+            Some(map) if !map.is_empty() => {
+                for (key, inner) in map {
+                    let path = if prefix.is_empty() {
+                        key.clone()
+                    } else {
+                        format!("{prefix}.{key}")
+                    };
+                    walk(&path, inner, out);
+                }
+            }
+            _ if !prefix.is_empty() => out.push(prefix.to_owned()),
+            _ => {}
+        }
+    }
+    let mut names = Vec::new();
+    walk("", &json!(required), &mut names);
+    match names.as_slice() {
+        [] => "the required capability".to_owned(),
+        [one] => one.clone(),
+        many => many.join(", "),
     }
 }

@@ -149,6 +149,29 @@ async fn ask_kind(ctx: Context, args: KindArgs) -> Result<&'static str> {
                 ..Default::default()
             },
         )?),
+        "sample-tools" => drop(ctx.sample(
+            "k",
+            CreateMessageRequestParams {
+                messages: vec![],
+                max_tokens: 10,
+                tools: Some(vec![
+                    serde_json::from_value(
+                        json!({"name": "lookup", "inputSchema": {"type": "object"}}),
+                    )
+                    .expect("a tool"),
+                ]),
+                ..Default::default()
+            },
+        )?),
+        "sample-context" => drop(ctx.sample(
+            "k",
+            CreateMessageRequestParams {
+                messages: vec![],
+                max_tokens: 10,
+                include_context: Some("thisServer".into()),
+                ..Default::default()
+            },
+        )?),
         _ => drop(ctx.list_roots("k")?),
     }
     Ok("answered")
@@ -637,6 +660,63 @@ async fn capability_gating_for_each_input_kind() {
         );
         let ok = h
             .call(call_params("ask", json!({"kind": kind}), all_caps()))
+            .await;
+        assert_eq!(ok["result"]["resultType"], "input_required", "{kind}: {ok}");
+    }
+}
+
+/// The sampling page: "Servers MUST NOT send tool-enabled sampling requests
+/// to Clients that have not declared support for tool use via the
+/// `sampling.tools` capability"; `includeContext` values other than `none`
+/// "SHOULD NOT" be used "unless the client declares `sampling.context`".
+#[tokio::test]
+async fn sampling_with_tools_or_context_needs_the_capability_for_it() {
+    let mut h = Harness::new(server());
+    let cases = [
+        (
+            "sample-tools",
+            json!({"sampling": {}}),
+            json!({"sampling": {"tools": {}}}),
+            "sampling.tools",
+        ),
+        (
+            "sample-tools",
+            json!({"sampling": {"context": {}}}),
+            json!({"sampling": {"tools": {}}}),
+            "sampling.tools",
+        ),
+        (
+            "sample-tools",
+            json!({"elicitation": {}}),
+            json!({"sampling": {"tools": {}}}),
+            "sampling.tools",
+        ),
+        (
+            "sample-context",
+            json!({"sampling": {"tools": {}}}),
+            json!({"sampling": {"context": {}}}),
+            "sampling.context",
+        ),
+    ];
+    for (kind, caps, required, named) in cases {
+        let r = h
+            .call(call_params("ask", json!({"kind": kind}), caps.clone()))
+            .await;
+        assert_eq!(r["error"]["code"], -32021, "{kind} with {caps}: {r}");
+        assert_eq!(
+            r["error"]["data"]["requiredCapabilities"], required,
+            "{kind} with {caps}"
+        );
+        let message = r["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.ends_with(&format!("do not declare {named}")),
+            "{message}"
+        );
+    }
+    let declared = json!({"sampling": {"tools": {}, "context": {}}});
+    for kind in ["sample-tools", "sample-context", "sample"] {
+        let ok = h
+            .call(call_params("ask", json!({"kind": kind}), declared.clone()))
             .await;
         assert_eq!(ok["result"]["resultType"], "input_required", "{kind}: {ok}");
     }

@@ -1,7 +1,10 @@
 //! Asking only what the client can answer: input requests against its declared capabilities.
 
 use indexmap::IndexMap;
-use tessera_protocol::{ClientCapabilities, ElicitationCapability, JsonObject};
+use tessera_protocol::{
+    ClientCapabilities, CreateMessageRequestParams, ElicitationCapability, JsonObject,
+    SamplingCapability,
+};
 
 use crate::ServerError;
 use crate::question::Question;
@@ -29,10 +32,13 @@ pub(super) fn check_capabilities(
                     .url = Some(JsonObject::new());
                 true
             }
-            Question::Sample(_) if !caps.supports_sampling() => {
-                required.sampling = Some(Default::default());
-                true
-            }
+            Question::Sample(params) => match sampling_needs(params, caps) {
+                Some(needed) => {
+                    required.sampling = Some(needed);
+                    true
+                }
+                None => false,
+            },
             Question::Roots if !caps.supports_roots() => {
                 required.roots = Some(JsonObject::new());
                 true
@@ -51,4 +57,29 @@ pub(super) fn check_capabilities(
             required: Box::new(required),
         }),
     }
+}
+
+/// What a sampling request needs that `caps` does not declare, if anything:
+/// `sampling` itself; `sampling.tools` for tools or a tool choice ("Servers
+/// MUST NOT send tool-enabled sampling requests to Clients that have not
+/// declared support for tool use via the `sampling.tools` capability");
+/// `sampling.context` for `includeContext` other than `none` (servers
+/// "SHOULD NOT use them unless the client declares `sampling.context`").
+fn sampling_needs(
+    params: &CreateMessageRequestParams,
+    caps: &ClientCapabilities,
+) -> Option<SamplingCapability> {
+    let tools =
+        params.tools.as_ref().is_some_and(|t| !t.is_empty()) || params.tool_choice.is_some();
+    let context = matches!(
+        params.include_context.as_deref(),
+        Some("thisServer" | "allServers")
+    );
+    let declared = caps.sampling.as_ref();
+    let lacks_tools = tools && declared.is_none_or(|s| s.tools.is_none());
+    let lacks_context = context && declared.is_none_or(|s| s.context.is_none());
+    (declared.is_none() || lacks_tools || lacks_context).then(|| SamplingCapability {
+        tools: lacks_tools.then(JsonObject::new),
+        context: lacks_context.then(JsonObject::new),
+    })
 }
