@@ -31,6 +31,7 @@ pub struct McpServerBuilder {
     list_cache: CacheHint,
     read_cache: CacheHint,
     page_size: usize,
+    scope_match: Arc<dyn crate::ScopeMatch>,
     audience: Option<String>,
     app_state: AppState,
     bus: Option<Arc<dyn crate::ChangeBus>>,
@@ -57,6 +58,7 @@ impl McpServerBuilder {
             list_cache: CacheHint::new(60_000, CacheScope::Private),
             read_cache: CacheHint::new(0, CacheScope::Private),
             page_size: 100,
+            scope_match: Arc::new(crate::ExactScopes),
             audience: None,
             app_state: AppState::default(),
             all_single_use: false,
@@ -196,6 +198,23 @@ impl McpServerBuilder {
     {
         self.required_scopes
             .extend(scopes.into_iter().map(Into::into));
+        self
+    }
+
+    /// How granted scopes cover needed ones (default [`ExactScopes`](crate::ExactScopes)):
+    /// [`PrefixScopes`](crate::PrefixScopes) for a hierarchy, or a rule of the server's own.
+    ///
+    /// ```
+    /// # use tessera_server::{Context, McpServer, PrefixScopes, ToolDef};
+    /// let server = McpServer::builder("demo", "1.0.0")
+    ///     .scope_match(PrefixScopes::new(':'))
+    ///     .tool(ToolDef::new("read", |_: Context, _: ()| async { "read" }).scopes(["files:read"]))
+    ///     .build()
+    ///     .unwrap();
+    /// # let _ = server;
+    /// ```
+    pub fn scope_match(mut self, matcher: impl crate::ScopeMatch) -> Self {
+        self.scope_match = Arc::new(matcher);
         self
     }
 
@@ -394,6 +413,7 @@ impl McpServerBuilder {
             list_cache: self.list_cache,
             read_cache: self.read_cache,
             page_size: self.page_size,
+            scope_match: self.scope_match,
             result_meta,
             app_state: Arc::new(self.app_state),
             bus,

@@ -62,6 +62,7 @@ mod prompt;
 mod question;
 mod resource;
 mod response;
+mod scopes;
 mod server;
 mod task_runtime;
 pub mod task_store;
@@ -90,6 +91,7 @@ pub use notify::NotificationSink;
 pub use prompt::{PromptArguments, PromptDef};
 pub use resource::{ResourceDef, ResourceTemplateDef, TemplateVariables};
 pub use response::{IntoPromptResult, IntoResourceResult, IntoToolResult, Json};
+pub use scopes::{ExactScopes, PrefixScopes, ScopeMatch};
 pub use server::{CacheHint, McpServer};
 pub use task_runtime::TaskRuntime;
 pub use task_store::{

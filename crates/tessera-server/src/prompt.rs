@@ -42,6 +42,7 @@ pub struct PromptDef {
     pub(crate) prompt: Prompt,
     pub(crate) handler: ErasedHandler<GetPromptResult, PromptArguments>,
     pub(crate) needs: Vec<NeededState>,
+    pub(crate) scopes: Vec<String>,
     pub(crate) completers: Completers,
 }
 
@@ -80,6 +81,7 @@ impl PromptDef {
             },
             handler,
             needs: Vec::new(),
+            scopes: Vec::new(),
             completers: Completers::new(),
         }
     }
@@ -128,6 +130,23 @@ impl PromptDef {
         self.completers
             .insert(argument.into(), Completer::new(handler));
         self
+    }
+
+    /// Requires these OAuth scopes (as [`ToolDef::scopes`](crate::ToolDef::scopes)):
+    /// a caller whose verified token lacks one gets 403 `insufficient_scope`
+    /// naming them, for this prompt and its completions alike.
+    pub fn scopes<I, S>(mut self, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.scopes.extend(scopes.into_iter().map(Into::into));
+        self
+    }
+
+    /// The OAuth scopes a caller's token must grant for this prompt.
+    pub fn required_scopes(&self) -> &[String] {
+        &self.scopes
     }
 
     /// Declares that the handler reads application state of type `T`.

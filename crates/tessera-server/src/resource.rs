@@ -32,6 +32,7 @@ pub struct ResourceDef {
     pub(crate) resource: Resource,
     pub(crate) handler: ErasedHandler<ReadResourceResult, ResourceRead>,
     pub(crate) needs: Vec<NeededState>,
+    pub(crate) scopes: Vec<String>,
 }
 
 /// A family of resources matched by a URI template such as `notes://note/{id}`.
@@ -58,6 +59,7 @@ pub struct ResourceTemplateDef {
     pub(crate) template: ResourceTemplate,
     pub(crate) handler: ErasedHandler<ReadResourceResult, ResourceRead>,
     pub(crate) needs: Vec<NeededState>,
+    pub(crate) scopes: Vec<String>,
     pub(crate) completers: Completers,
 }
 
@@ -113,6 +115,7 @@ impl ResourceDef {
             },
             handler: erased(move |ctx, ()| handler(ctx)),
             needs: Vec::new(),
+            scopes: Vec::new(),
         }
     }
 
@@ -138,6 +141,23 @@ impl ResourceDef {
     pub fn icon(mut self, icon: tessera_protocol::Icon) -> Self {
         self.resource.icons.get_or_insert_with(Vec::new).push(icon);
         self
+    }
+
+    /// Requires these OAuth scopes (as [`ToolDef::scopes`](crate::ToolDef::scopes)):
+    /// a caller whose verified token lacks one gets 403 `insufficient_scope`
+    /// naming them, when it reads this resource.
+    pub fn scopes<I, S>(mut self, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.scopes.extend(scopes.into_iter().map(Into::into));
+        self
+    }
+
+    /// The OAuth scopes a caller's token must grant for this resource.
+    pub fn required_scopes(&self) -> &[String] {
+        &self.scopes
     }
 
     /// Declares that the handler reads application state of type `T`.
@@ -174,6 +194,7 @@ impl ResourceTemplateDef {
             },
             handler: erased(handler),
             needs: Vec::new(),
+            scopes: Vec::new(),
             completers: Completers::new(),
         }
     }
@@ -200,6 +221,23 @@ impl ResourceTemplateDef {
     pub fn icon(mut self, icon: tessera_protocol::Icon) -> Self {
         self.template.icons.get_or_insert_with(Vec::new).push(icon);
         self
+    }
+
+    /// Requires these OAuth scopes (as [`ToolDef::scopes`](crate::ToolDef::scopes)):
+    /// a caller whose verified token lacks one gets 403 `insufficient_scope`
+    /// naming them, for these resources and its completions alike.
+    pub fn scopes<I, S>(mut self, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.scopes.extend(scopes.into_iter().map(Into::into));
+        self
+    }
+
+    /// The OAuth scopes a caller's token must grant for these resources.
+    pub fn required_scopes(&self) -> &[String] {
+        &self.scopes
     }
 
     /// Declares that the handler reads application state of type `T`.

@@ -60,3 +60,144 @@ async fn handlers_see_the_verified_token_and_tool_scopes_are_enforced() {
         .to_json();
     assert_eq!(r["result"]["content"][0]["text"], "written");
 }
+
+/// Prompts, resources, templates and completions are gated like tools; a
+/// scope hierarchy covers what is below a granted scope.
+#[tokio::test]
+async fn prompts_resources_and_completions_need_their_scopes() {
+    use tessera_server::{AuthInfo, PrefixScopes, PromptDef, ResourceDef, ResourceTemplateDef};
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Topic {
+        topic: String,
+    }
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Id {
+        id: String,
+    }
+    let build = |hierarchy: bool| {
+        let builder = McpServer::builder("scoped", "1.0.0");
+        let builder = if hierarchy {
+            builder.scope_match(PrefixScopes::new(':'))
+        } else {
+            builder
+        };
+        builder
+            .prompt(
+                PromptDef::new("draft", |_: Context, t: Topic| async move {
+                    format!("Write about {}", t.topic)
+                })
+                .complete(
+                    "topic",
+                    |_: Context, _: tessera_server::PartialArgument| async {
+                        vec!["rust".to_owned()]
+                    },
+                )
+                .scopes(["notes:write"]),
+            )
+            .resource(
+                ResourceDef::new("notes://all", "all", |_: Context| async {
+                    "all notes".to_owned()
+                })
+                .scopes(["notes:read"]),
+            )
+            .resource_template(
+                ResourceTemplateDef::new(
+                    "notes://note/{id}",
+                    "note",
+                    |_: Context, n: Id| async move { format!("note {}", n.id) },
+                )
+                .scopes(["notes:read"]),
+            )
+            .build()
+            .unwrap()
+    };
+    let request = |method: &str, params: Value| -> JsonRpcRequest<Value> {
+        let mut params = params;
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}});
+        serde_json::from_value(
+            json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}),
+        )
+        .unwrap()
+    };
+    let calls = [
+        (
+            "prompts/get",
+            json!({"name": "draft", "arguments": {"topic": "x"}}),
+            "prompt draft",
+            "notes:write",
+        ),
+        (
+            "resources/read",
+            json!({"uri": "notes://all"}),
+            "resource notes://all",
+            "notes:read",
+        ),
+        (
+            "resources/read",
+            json!({"uri": "notes://note/7"}),
+            "resource notes://note/7",
+            "notes:read",
+        ),
+        (
+            "completion/complete",
+            json!({"ref": {"type": "ref/prompt", "name": "draft"}, "argument": {"name": "topic", "value": "r"}}),
+            "prompt draft",
+            "notes:write",
+        ),
+    ];
+    let facts = |scopes: &[&str]| {
+        RequestFacts::modern().with_auth(AuthInfo {
+            issuer: "https://as.example".into(),
+            subject: "alice".into(),
+            scopes: scopes.iter().map(|s| (*s).to_owned()).collect(),
+            client_id: None,
+        })
+    };
+    let exact = build(false);
+    for (method, params, target, scope) in &calls {
+        let r = exact
+            .handle(request(method, params.clone()), facts(&["mcp:read"]))
+            .await
+            .to_json();
+        assert_eq!(r["error"]["code"], -32000, "{method}: {r}");
+        assert_eq!(
+            r["error"]["message"],
+            format!(
+                "Forbidden: {target} needs scope \"{scope}\", which the access token does not grant"
+            ),
+        );
+        let r = exact
+            .handle(request(method, params.clone()), facts(&[scope]))
+            .await
+            .to_json();
+        assert!(r["result"].is_object(), "{method} with {scope}: {r}");
+        // Exact match by default: a broader scope does not cover it.
+        let r = exact
+            .handle(request(method, params.clone()), facts(&["notes"]))
+            .await
+            .to_json();
+        assert_eq!(r["error"]["code"], -32000, "{method}: {r}");
+        // No verified token (stdio, an unprotected server): nothing to check.
+        let r = exact
+            .handle(request(method, params.clone()), RequestFacts::modern())
+            .await
+            .to_json();
+        assert!(r["result"].is_object(), "{method} without auth: {r}");
+    }
+    let hierarchy = build(true);
+    for (method, params, _, _) in &calls {
+        let r = hierarchy
+            .handle(request(method, params.clone()), facts(&["notes"]))
+            .await
+            .to_json();
+        assert!(r["result"].is_object(), "{method} under notes: {r}");
+        let r = hierarchy
+            .handle(request(method, params.clone()), facts(&["notesy"]))
+            .await
+            .to_json();
+        assert_eq!(r["error"]["code"], -32000, "{method} under notesy: {r}");
+    }
+}

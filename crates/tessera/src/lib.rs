@@ -9,11 +9,11 @@
 #[cfg(feature = "server")]
 pub use tessera_server::{
     Arguments, AuthInfo, BoxFuture, BuildError, BusError, BusEvent, CacheHint, Change, ChangeBus,
-    ChangeListener, Context, Era, Form, FormChoice, FormValue, HandlerError, Interrupt,
-    IntoCompletion, IntoPromptResult, IntoResourceResult, IntoToolResult, Json, McpServer,
-    McpServerBuilder, MemoryBus, NotFound, Notifier, PartialArgument, PromptArguments, PromptDef,
-    RequestFacts, ResourceDef, ResourceTemplateDef, Result, State, Subscription, TaskRuntime,
-    TaskSupport, TemplateVariables, ToolDef,
+    ChangeListener, Context, Era, ExactScopes, Form, FormChoice, FormValue, HandlerError,
+    Interrupt, IntoCompletion, IntoPromptResult, IntoResourceResult, IntoToolResult, Json,
+    McpServer, McpServerBuilder, MemoryBus, NotFound, Notifier, PartialArgument, PrefixScopes,
+    PromptArguments, PromptDef, RequestFacts, ResourceDef, ResourceTemplateDef, Result, ScopeMatch,
+    State, Subscription, TaskRuntime, TaskSupport, TemplateVariables, ToolDef,
 };
 
 /// The one intake every transport reads messages through: for a transport

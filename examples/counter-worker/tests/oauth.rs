@@ -5,31 +5,9 @@
 //! (`examples/counter/tests/oauth.rs`).
 
 use serde_json::{Value, json};
-use test_harness::{CounterWorker, McpReply, OidcProvider, mcp_post};
+use test_harness::{CounterWorker, McpReply, OidcProvider, client_credentials_token, mcp_post};
 
 const KEY: &str = "workerd-oauth-key-0123456789abcdef0123";
-
-/// A client-credentials access token of `client` for `resource` with `scope`.
-async fn token(issuer: &str, client: &str, resource: &str, scope: &str) -> String {
-    let answer: Value = reqwest::Client::new()
-        .post(format!("{issuer}/token"))
-        .basic_auth(client, Some("tessera-secret"))
-        .form(&[
-            ("grant_type", "client_credentials"),
-            ("resource", resource),
-            ("scope", scope),
-        ])
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    answer["access_token"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no token: {answer}"))
-        .to_owned()
-}
 
 fn call(state: Option<&Value>, answers: Value) -> Value {
     let mut p = json!({"name": "increase-counter", "arguments": {"current": 10}});
@@ -78,7 +56,7 @@ async fn a_protected_counter_worker_with_a_real_authorization_server() {
 
     // A token from the authorization server: the three rounds complete (the
     // Worker fetched the issuer's metadata and keys itself).
-    let t = token(&issuer, "tessera-test", &url, "counter:write").await;
+    let t = client_credentials_token(&issuer, "tessera-test", &url, "counter:write").await;
     let r1 = post(&url, Some(&t), 2, "tools/call", call(None, json!({}))).await;
     assert_eq!(r1.status, 200, "{}", r1.body);
     let s1 = r1.body["result"]["requestState"].clone();
@@ -102,12 +80,12 @@ async fn a_protected_counter_worker_with_a_real_authorization_server() {
     );
 
     // A ticket minted for one subject is refused for another.
-    let other = token(&issuer, "tessera-other", &url, "counter:write").await;
+    let other = client_credentials_token(&issuer, "tessera-other", &url, "counter:write").await;
     let stolen = post(&url, Some(&other), 5, "tools/call", call(Some(&s1), amount)).await;
     assert_eq!(stolen.body["error"]["code"], -32602, "{}", stolen.body);
 
     // A token for another resource, or none at all that parses: 401 invalid_token.
-    let elsewhere = token(
+    let elsewhere = client_credentials_token(
         &issuer,
         "tessera-test",
         "http://127.0.0.1:9/mcp",
@@ -125,7 +103,7 @@ async fn a_protected_counter_worker_with_a_real_authorization_server() {
     );
 
     // Without the scope every tool needs: 403 insufficient_scope naming it.
-    let reader = token(&issuer, "tessera-test", &url, "mcp:read").await;
+    let reader = client_credentials_token(&issuer, "tessera-test", &url, "mcp:read").await;
     let listed = post(&url, Some(&reader), 7, "tools/list", json!({})).await;
     assert_eq!(listed.status, 200, "{}", listed.body);
     let forbidden = post(&url, Some(&reader), 8, "tools/call", call(None, json!({}))).await;

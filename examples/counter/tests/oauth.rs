@@ -7,7 +7,7 @@
 use std::process::{Child, Command, Stdio};
 
 use serde_json::{Value, json};
-use test_harness::{TempDir, free_port, wait_for_port};
+use test_harness::{TempDir, client_credentials_token, free_port, wait_for_port};
 
 struct Process(Child);
 
@@ -51,27 +51,6 @@ fn counter_with(issuer: &str, dir: &TempDir, extra: &[&str]) -> (Process, String
         .unwrap();
     wait_for_port(port, "counter");
     (Process(child), resource)
-}
-
-async fn token(issuer: &str, client: &str, resource: &str, scope: &str) -> String {
-    let answer: Value = reqwest::Client::new()
-        .post(format!("{issuer}/token"))
-        .basic_auth(client, Some("tessera-secret"))
-        .form(&[
-            ("grant_type", "client_credentials"),
-            ("resource", resource),
-            ("scope", scope),
-        ])
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    answer["access_token"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no token: {answer}"))
-        .to_owned()
 }
 
 /// One MCP POST with `token`: status, `WWW-Authenticate`, and the body.
@@ -133,7 +112,7 @@ async fn a_protected_counter_with_a_real_authorization_server() {
 
     // A token for this resource, from each kind of key: served.
     for alg in ["", " alg:ES256", " alg:EdDSA"] {
-        let t = token(
+        let t = client_credentials_token(
             &issuer,
             "tessera-test",
             &url,
@@ -146,7 +125,7 @@ async fn a_protected_counter_with_a_real_authorization_server() {
     }
 
     // The three rounds with a token that grants counter:write.
-    let t = token(&issuer, "tessera-test", &url, "counter:write").await;
+    let t = client_credentials_token(&issuer, "tessera-test", &url, "counter:write").await;
     let (_, _, r1) = post(&url, Some(&t), 3, "tools/call", call(None, json!({}))).await;
     let s1 = r1["result"]["requestState"].clone();
     let amount = json!({"amount": {"action": "accept", "content": {"amount": 5}}});
@@ -167,12 +146,12 @@ async fn a_protected_counter_with_a_real_authorization_server() {
     );
 
     // The ticket is bound to the token's subject: another client cannot carry it on.
-    let other = token(&issuer, "tessera-other", &url, "counter:write").await;
+    let other = client_credentials_token(&issuer, "tessera-other", &url, "counter:write").await;
     let (_, _, stolen) = post(&url, Some(&other), 6, "tools/call", call(Some(&s1), amount)).await;
     assert_eq!(stolen["error"]["code"], -32602, "{stolen}");
 
     // A token for another resource is refused, never passed on.
-    let elsewhere = token(
+    let elsewhere = client_credentials_token(
         &issuer,
         "tessera-test",
         "http://127.0.0.1:9/mcp",
@@ -186,7 +165,7 @@ async fn a_protected_counter_with_a_real_authorization_server() {
     assert_eq!(status, 401);
 
     // A token without the tool's scope: listing works, the call is 403 naming the scope.
-    let reader = token(&issuer, "tessera-test", &url, "mcp:read").await;
+    let reader = client_credentials_token(&issuer, "tessera-test", &url, "mcp:read").await;
     let (status, _, _) = post(&url, Some(&reader), 9, "tools/list", json!({})).await;
     assert_eq!(status, 200);
     let (status, challenge, body) =
@@ -217,7 +196,7 @@ async fn an_initialize_era_client_of_a_protected_counter_signs_its_answers() {
     let issuer = oidc.issuer.clone();
     let dir = TempDir::new("counter-oauth-legacy");
     let (_counter, url) = counter_with(&issuer, &dir, &["--legacy", "serve"]);
-    let t = token(&issuer, "tessera-test", &url, "counter:write").await;
+    let t = client_credentials_token(&issuer, "tessera-test", &url, "counter:write").await;
     let content = |v: Value| ScriptedAnswer::Accept(v.as_object().unwrap().clone());
     let elicitor = Arc::new(ScriptedElicitor::new(HashMap::from([
         ("amount".to_owned(), content(json!({"amount": 5}))),

@@ -194,6 +194,35 @@ pub struct OidcProvider {
     pub issuer: String,
 }
 
+/// A client-credentials access token from the test authorization server at
+/// `issuer` (`tests/peers/oidc_provider.mjs`) for `client` (`tessera-test` or
+/// `tessera-other`), naming `resource`, granting `scope`.
+pub async fn client_credentials_token(
+    issuer: &str,
+    client: &str,
+    resource: &str,
+    scope: &str,
+) -> String {
+    let answer: serde_json::Value = reqwest::Client::new()
+        .post(format!("{issuer}/token"))
+        .basic_auth(client, Some("tessera-secret"))
+        .form(&[
+            ("grant_type", "client_credentials"),
+            ("resource", resource),
+            ("scope", scope),
+        ])
+        .send()
+        .await
+        .expect("the authorization server answers")
+        .json()
+        .await
+        .expect("a JSON token response");
+    answer["access_token"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no token: {answer}"))
+        .to_owned()
+}
+
 impl OidcProvider {
     /// Starts it and waits until it listens.
     pub fn start() -> Self {

@@ -124,6 +124,7 @@ impl McpServer {
                 let prompt = self.prompts.get(name).ok_or_else(|| {
                     ServerError::invalid_params(format!("Prompt {name} not found"))
                 })?;
+                self.check_scopes(&incoming, &prompt.scopes, || format!("prompt {name}"))?;
                 (name, prompt.declares(&argument), &prompt.completers)
             }
             CompletionReference::Resource { uri } => {
@@ -134,6 +135,9 @@ impl McpServer {
                     .ok_or_else(|| {
                         ServerError::invalid_params(format!("Resource template {uri} not found"))
                     })?;
+                self.check_scopes(&incoming, &template.scopes, || {
+                    format!("resource template {uri}")
+                })?;
                 (uri, template.declares(&argument), &template.completers)
             }
         };

@@ -95,15 +95,7 @@ impl McpServer {
             }
         };
         // A protected server: the token must grant what the tool needs.
-        if !tool.scopes.is_empty()
-            && let Some(auth) = &incoming.facts.auth
-            && !auth.has_scopes(&tool.scopes)
-        {
-            return Err(ServerError::InsufficientScope {
-                target: format!("tool {name}"),
-                scope: tool.scopes.join(" "),
-            });
-        }
+        self.check_scopes(&incoming, &tool.scopes, || format!("tool {name}"))?;
         // The spec's tools page: servers MUST validate all tool inputs, and
         // input validation errors are tool execution errors (SEP-1303), which
         // the model can read and correct; the handler does not run.
@@ -164,6 +156,7 @@ impl McpServer {
                 .get_key_value(name)
                 .ok_or_else(|| ServerError::invalid_params(format!("Prompt {name} not found")))?
         };
+        self.check_scopes(&incoming, &prompt.scopes, || format!("prompt {name}"))?;
         let args = PromptArguments::deserialize(&arguments).map_err(|e| {
             ServerError::invalid_params(format!(
                 "Invalid prompts/get arguments (a map of strings): {e}"
@@ -201,6 +194,7 @@ impl McpServer {
         let retry = Retry::take(&mut params);
         let uri = required_str(params.as_ref(), "uri", "resources/read")?;
         let (handler, read) = if let Some(resource) = self.resources.get(uri) {
+            self.check_scopes(&incoming, &resource.scopes, || format!("resource {uri}"))?;
             let read = ResourceRead {
                 vars: IndexMap::new(),
                 mime_type: resource.resource.mime_type.clone(),
@@ -211,6 +205,7 @@ impl McpServer {
             .iter()
             .find_map(|t| t.matches(uri).map(|v| (t, v)))
         {
+            self.check_scopes(&incoming, &template.scopes, || format!("resource {uri}"))?;
             let read = ResourceRead {
                 vars,
                 mime_type: template.template.mime_type.clone(),
@@ -246,6 +241,24 @@ impl McpServer {
             on_task: None,
         };
         self.run_mrtr(call, retry, incoming).await
+    }
+
+    /// The caller's token against what a target needs (403 `insufficient_scope`).
+    pub(super) fn check_scopes(
+        &self,
+        incoming: &Incoming,
+        needed: &[String],
+        target: impl FnOnce() -> String,
+    ) -> Result<(), ServerError> {
+        if needed.is_empty() {
+            return Ok(());
+        }
+        crate::scopes::check_scopes(
+            self.scope_match.as_ref(),
+            incoming.facts.auth.as_ref(),
+            needed,
+            target,
+        )
     }
 
     /// What a ticket for this request is bound to ([`McpServer::ticket_binding`]).
