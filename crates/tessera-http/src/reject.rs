@@ -29,6 +29,7 @@ pub(crate) fn status_for(error: &ServerError) -> StatusCode {
         ServerError::MethodNotFound { .. } => StatusCode::NOT_FOUND,
         ServerError::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
         ServerError::InsufficientScope { .. } => StatusCode::FORBIDDEN,
+        ServerError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
         e if e.is_envelope_error() => StatusCode::BAD_REQUEST,
         _ => StatusCode::OK,
     }
@@ -88,6 +89,9 @@ pub(crate) fn unavailable(message: &str, retry_after_secs: u64) -> Response<McpB
 /// `Retry-After` on the answer to a request the server could not take now.
 pub(crate) fn add_retry_after(error: &ServerError, response: &mut Response<McpBody>) {
     if let ServerError::Unavailable {
+        retry_after_secs, ..
+    }
+    | ServerError::RateLimited {
         retry_after_secs, ..
     } = error
     {

@@ -31,6 +31,7 @@ pub struct McpServerBuilder {
     list_cache: CacheHint,
     read_cache: CacheHint,
     page_size: usize,
+    middleware: Vec<Arc<dyn crate::middleware::Middleware>>,
     scope_match: Arc<dyn crate::ScopeMatch>,
     audience: Option<String>,
     app_state: AppState,
@@ -58,6 +59,7 @@ impl McpServerBuilder {
             list_cache: CacheHint::new(60_000, CacheScope::Private),
             read_cache: CacheHint::new(0, CacheScope::Private),
             page_size: 100,
+            middleware: Vec::new(),
             scope_match: Arc::new(crate::ExactScopes),
             audience: None,
             app_state: AppState::default(),
@@ -198,6 +200,13 @@ impl McpServerBuilder {
     {
         self.required_scopes
             .extend(scopes.into_iter().map(Into::into));
+        self
+    }
+
+    /// Runs `layer` around every request (see [`middleware`](crate::middleware)):
+    /// layers run in the order added, the first outermost.
+    pub fn middleware(mut self, layer: impl crate::middleware::Middleware) -> Self {
+        self.middleware.push(Arc::new(layer));
         self
     }
 
@@ -413,6 +422,7 @@ impl McpServerBuilder {
             list_cache: self.list_cache,
             read_cache: self.read_cache,
             page_size: self.page_size,
+            middleware: self.middleware,
             scope_match: self.scope_match,
             result_meta,
             app_state: Arc::new(self.app_state),

@@ -92,6 +92,16 @@ pub enum ServerError {
         /// The scopes it needs, space-separated.
         scope: String,
     },
+    /// Too many requests from this caller (HTTP 429 with `Retry-After`;
+    /// `data.retryAfterSeconds` says when to try again).
+    RateLimited {
+        /// What was limited, and the limit.
+        message: String,
+        /// Seconds until a request would be let through.
+        retry_after_secs: u64,
+    },
+    /// Refused by middleware with its own JSON-RPC error.
+    Refused(ErrorObject),
     /// The client cancelled the request (`notifications/cancelled`); the
     /// answer on its HTTP response, which the client ignores (-32800).
     Cancelled,
@@ -154,7 +164,10 @@ impl ServerError {
                 MISSING_REQUIRED_CLIENT_CAPABILITY
             }
             Self::LegacyInputRequired { .. } => INVALID_REQUEST,
-            Self::Unavailable { .. } | Self::InsufficientScope { .. } => TRANSPORT_ERROR,
+            Self::Unavailable { .. }
+            | Self::InsufficientScope { .. }
+            | Self::RateLimited { .. } => TRANSPORT_ERROR,
+            Self::Refused(error) => error.code,
             Self::Internal { .. } => INTERNAL_ERROR,
             Self::Cancelled => tessera_protocol::REQUEST_CANCELLED,
         }
@@ -241,6 +254,12 @@ impl ServerError {
                 ErrorObject::new(code, message.clone())
             }
             Self::Cancelled => ErrorObject::new(code, "Request cancelled by the client"),
+            Self::RateLimited {
+                message,
+                retry_after_secs,
+            } => ErrorObject::new(code, message.clone())
+                .with_data(json!({"retryAfterSeconds": retry_after_secs})),
+            Self::Refused(error) => error.clone(),
             Self::InsufficientScope { target, scope } => ErrorObject::new(
                 code,
                 format!("Forbidden: {target} needs scope {scope:?}, which the access token does not grant"),

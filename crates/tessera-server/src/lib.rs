@@ -55,6 +55,7 @@ mod json_schema;
 mod latch;
 mod legacy;
 mod memory_task_store;
+pub mod middleware;
 mod notifier;
 mod notify;
 mod pagination;

@@ -72,6 +72,8 @@ pub struct McpServer {
     pub(crate) list_cache: CacheHint,
     pub(crate) read_cache: CacheHint,
     pub(crate) page_size: usize,
+    /// Around every request, the first outermost.
+    pub(crate) middleware: Vec<Arc<dyn crate::middleware::Middleware>>,
     /// Whether a token's granted scopes cover what a target needs.
     pub(crate) scope_match: Arc<dyn crate::ScopeMatch>,
     pub(crate) result_meta: serde_json::Value,

@@ -17,6 +17,7 @@ mod tasks;
 mod ticket;
 
 pub use handled::Handled;
+pub(crate) use handled::Json;
 
 use serde_json::{Value, json};
 use tessera_protocol::{
@@ -25,7 +26,7 @@ use tessera_protocol::{
 
 use crate::legacy::to_legacy_shape;
 use crate::{McpServer, RequestFacts, ServerError};
-use handled::{Json, serialisation_failed};
+use handled::serialisation_failed;
 
 pub(crate) use crate::incoming::Incoming;
 
@@ -52,12 +53,45 @@ impl McpServer {
                     meta,
                     facts,
                 };
-                self.route(&method, Some(Value::Object(params)), incoming)
-                    .await
+                if self.middleware.is_empty() {
+                    self.route(&method, Some(Value::Object(params)), incoming)
+                        .await
+                } else {
+                    self.through_middleware(method, params, incoming).await
+                }
             }
             Err(e) => Err(e),
         };
         self.handled(id, out, legacy)
+    }
+
+    /// The request through the middleware chain, then the method table.
+    async fn through_middleware(
+        &self,
+        method: String,
+        params: tessera_protocol::JsonObject,
+        incoming: Incoming,
+    ) -> Result<Json, ServerError> {
+        let target = ["name", "uri", "taskId"]
+            .iter()
+            .find_map(|k| params.get(*k).and_then(Value::as_str))
+            .map(str::to_owned);
+        let request = crate::middleware::McpRequest {
+            method,
+            target,
+            principal: incoming.facts.principal.clone(),
+            caller: incoming.facts.caller_key(),
+            auth: incoming.facts.auth.clone(),
+            params: Value::Object(params),
+        };
+        let end = Box::new(|| {
+            Box::pin(self.route(&request.method, Some(request.params.clone()), incoming))
+                as tessera_protocol::BoxFuture<'_, Result<Json, ServerError>>
+        });
+        crate::middleware::Next::new(&self.middleware, &request, end)
+            .run()
+            .await
+            .map(|served| served.0)
     }
 
     /// [`serve`](McpServer::serve) for a request built in code (tests, bridges).

@@ -1,0 +1,246 @@
+//! Rate limits: a token bucket per caller and per tool (or method), in
+//! memory or in a shared store.
+//!
+//! The tools page: servers "MUST rate limit tool invocations". Every
+//! request the limit sees takes a token from the bucket of its caller and
+//! target; a bucket holds `requests` tokens and refills at `requests` per
+//! window, so a caller may burst up to the limit and then goes at the
+//! window's pace. Each round of a tool that asks is a request of its own.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use crate::middleware::{McpRequest, Middleware, Next, Served};
+use crate::task_store::now_ms;
+use crate::{BoxFuture, ServerError};
+
+/// Whether a request may go ahead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RateDecision {
+    /// A token was taken.
+    Allowed,
+    /// The bucket is empty: a token is back after this long.
+    Limited(Duration),
+}
+
+/// Where buckets are kept: this process's memory ([`MemoryRateLimits`]) or
+/// a store every instance shares (`tessera_redis::RedisRateLimits`).
+pub trait RateLimitStore: Send + Sync + 'static {
+    /// Takes one token from bucket `key`, which holds `capacity` tokens and
+    /// gains one every `refill`; an error says why the store cannot answer.
+    fn take<'a>(
+        &'a self,
+        key: &'a str,
+        capacity: u32,
+        refill: Duration,
+    ) -> BoxFuture<'a, Result<RateDecision, String>>;
+}
+
+/// A [`Middleware`] refusing a caller's requests past `requests` per
+/// `window`, per caller and per tool (per method for other methods), with
+/// HTTP 429, `Retry-After` and -32000 whose `data.retryAfterSeconds` says
+/// when to try again. A store that cannot answer lets the request through
+/// and logs why (a limit must not take the server down with its store).
+///
+/// ```
+/// use std::time::Duration;
+/// use tessera_server::middleware::{RateLimit, for_methods};
+/// use tessera_server::{Context, McpServer, ToolDef};
+///
+/// let server = McpServer::builder("demo", "1.0.0")
+///     .middleware(for_methods(["tools/call"], RateLimit::new(30, Duration::from_secs(60))))
+///     .tool(ToolDef::new("hello", |_: Context, _: ()| async { "Hello!" }))
+///     .build()
+///     .unwrap();
+/// # let _ = server;
+/// ```
+pub struct RateLimit {
+    requests: u32,
+    window: Duration,
+    store: Arc<dyn RateLimitStore>,
+}
+
+impl RateLimit {
+    /// `requests` per `window` (each at least 1), in this process's memory.
+    pub fn new(requests: u32, window: Duration) -> Self {
+        Self::in_store(requests, window, Arc::new(MemoryRateLimits::default()))
+    }
+
+    /// The same limit, its buckets in `store`.
+    pub fn in_store(requests: u32, window: Duration, store: Arc<dyn RateLimitStore>) -> Self {
+        Self {
+            requests: requests.max(1),
+            window: window.max(Duration::from_millis(1)),
+            store,
+        }
+    }
+
+    /// Parses `N/s`, `N/min` or `N/h` (as `--rate-limit` takes it).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let (n, window) = tessera_server::middleware::RateLimit::parse("60/min").unwrap();
+    /// assert_eq!((n, window), (60, Duration::from_secs(60)));
+    /// assert!(tessera_server::middleware::RateLimit::parse("fast").is_err());
+    /// ```
+    pub fn parse(text: &str) -> Result<(u32, Duration), String> {
+        let bad = || format!("a rate limit is N/s, N/min or N/h (e.g. 60/min), not {text:?}");
+        let (n, unit) = text.trim().split_once('/').ok_or_else(bad)?;
+        let n: u32 = n.trim().parse().map_err(|_| bad())?;
+        let window = match unit.trim() {
+            "s" | "sec" | "second" => Duration::from_secs(1),
+            "m" | "min" | "minute" => Duration::from_secs(60),
+            "h" | "hour" => Duration::from_secs(3600),
+            _ => return Err(bad()),
+        };
+        if n == 0 {
+            return Err(bad());
+        }
+        Ok((n, window))
+    }
+
+    fn refill(&self) -> Duration {
+        self.window / self.requests
+    }
+
+    fn describe(&self) -> String {
+        let secs = self.window.as_secs();
+        let window = match secs {
+            1 => "second".to_owned(),
+            60 => "minute".to_owned(),
+            3600 => "hour".to_owned(),
+            _ => format!("{} ms", self.window.as_millis()),
+        };
+        format!("{} per {window}", self.requests)
+    }
+}
+
+impl Middleware for RateLimit {
+    fn handle<'a>(
+        &'a self,
+        request: &'a McpRequest,
+        next: Next<'a>,
+    ) -> BoxFuture<'a, Result<Served, ServerError>> {
+        Box::pin(async move {
+            let what = match request.tool() {
+                Some(tool) => format!("tool {tool}"),
+                None => format!("method {}", request.method),
+            };
+            let key = format!("{what}\u{0}{}", request.caller.as_deref().unwrap_or("-"));
+            match self.store.take(&key, self.requests, self.refill()).await {
+                Ok(RateDecision::Allowed) => {}
+                Ok(RateDecision::Limited(wait)) => {
+                    let retry_after_secs = wait.as_secs_f64().ceil().max(1.0) as u64;
+                    return Err(ServerError::RateLimited {
+                        message: format!(
+                            "Rate limited: {what} allows {} per caller; try again in {retry_after_secs} s",
+                            self.describe()
+                        ),
+                        retry_after_secs,
+                    });
+                }
+                Err(why) => {
+                    tracing::warn!(%why, "the rate limit store did not answer; the request goes ahead");
+                }
+            }
+            next.run().await
+        })
+    }
+}
+
+/// Buckets in this process's memory, at most [`MemoryRateLimits::MAX_BUCKETS`]
+/// of them (full buckets are forgotten first: forgetting one changes nothing).
+#[derive(Default)]
+pub struct MemoryRateLimits {
+    buckets: Mutex<HashMap<String, Bucket>>,
+}
+
+#[derive(Clone, Copy)]
+struct Bucket {
+    /// Tokens at `at_ms`.
+    tokens: f64,
+    at_ms: u64,
+}
+
+impl MemoryRateLimits {
+    /// The most buckets kept; past it, full ones are dropped, then the oldest.
+    pub const MAX_BUCKETS: usize = 100_000;
+
+    fn take_now(&self, key: &str, capacity: u32, refill: Duration, now: u64) -> RateDecision {
+        let mut buckets = self.buckets.lock().unwrap_or_else(PoisonError::into_inner);
+        let per_ms = 1.0 / (refill.as_secs_f64() * 1000.0).max(f64::MIN_POSITIVE);
+        let capacity = f64::from(capacity);
+        let level =
+            |b: &Bucket| (b.tokens + (now.saturating_sub(b.at_ms)) as f64 * per_ms).min(capacity);
+        if buckets.len() >= Self::MAX_BUCKETS && !buckets.contains_key(key) {
+            buckets.retain(|_, b| level(b) < capacity);
+            if buckets.len() >= Self::MAX_BUCKETS
+                && let Some(oldest) = buckets
+                    .iter()
+                    .min_by_key(|(_, b)| b.at_ms)
+                    .map(|(k, _)| k.clone())
+            {
+                buckets.remove(&oldest);
+            }
+        }
+        let bucket = buckets.entry(key.to_owned()).or_insert(Bucket {
+            tokens: capacity,
+            at_ms: now,
+        });
+        let tokens = level(bucket);
+        if tokens >= 1.0 {
+            *bucket = Bucket {
+                tokens: tokens - 1.0,
+                at_ms: now,
+            };
+            RateDecision::Allowed
+        } else {
+            let wait_ms = ((1.0 - tokens) / per_ms).ceil() as u64;
+            RateDecision::Limited(Duration::from_millis(wait_ms))
+        }
+    }
+}
+
+impl RateLimitStore for MemoryRateLimits {
+    fn take<'a>(
+        &'a self,
+        key: &'a str,
+        capacity: u32,
+        refill: Duration,
+    ) -> BoxFuture<'a, Result<RateDecision, String>> {
+        let decision = self.take_now(key, capacity, refill, now_ms());
+        Box::pin(std::future::ready(Ok(decision)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bucket_bursts_to_its_capacity_then_refills_at_its_pace() {
+        let store = MemoryRateLimits::default();
+        let refill = Duration::from_secs(20); // 3 per minute
+        for _ in 0..3 {
+            assert_eq!(store.take_now("k", 3, refill, 1_000), RateDecision::Allowed);
+        }
+        assert_eq!(
+            store.take_now("k", 3, refill, 1_000),
+            RateDecision::Limited(Duration::from_secs(20))
+        );
+        assert_eq!(
+            store.take_now("k", 3, refill, 11_000),
+            RateDecision::Limited(Duration::from_secs(10))
+        );
+        assert_eq!(
+            store.take_now("k", 3, refill, 21_000),
+            RateDecision::Allowed
+        );
+        // Another key has its own bucket.
+        assert_eq!(
+            store.take_now("other", 3, refill, 21_000),
+            RateDecision::Allowed
+        );
+    }
+}
