@@ -49,6 +49,11 @@ pub struct ServeArgs {
     /// --redis in Redis, shared by every instance).
     #[arg(long)]
     pub single_use: bool,
+    /// Limit tool calls per caller and per tool: N/s, N/min or N/h (each
+    /// round of a tool that asks counts; past it, HTTP 429 with Retry-After;
+    /// with --redis the limit holds across instances).
+    #[arg(long, value_name = "N/WINDOW", value_parser = parse_rate_limit)]
+    pub rate_limit: Option<String>,
     /// Redeem single-use tickets in this Redis, shared by every instance
     /// (implies --single-use).
     #[cfg(feature = "redis")]
@@ -132,6 +137,10 @@ impl ServeArgs {
     }
 }
 
+fn parse_rate_limit(value: &str) -> Result<String, String> {
+    tessera_server::middleware::RateLimit::parse(value).map(|_| value.to_owned())
+}
+
 fn parse_legacy(value: &str) -> Result<Legacy, String> {
     value.parse()
 }
@@ -172,6 +181,18 @@ mod tests {
         assert!(parse(&["--bogus"]).is_err());
         assert!(parse(&["--legacy", "maybe"]).unwrap_err().contains("maybe"));
         assert!(parse(&["--stdio", "--addr", "127.0.0.1:1"]).is_err());
+        assert!(
+            parse(&["--rate-limit", "often"])
+                .unwrap_err()
+                .contains("N/min")
+        );
+        assert_eq!(
+            parse(&["--rate-limit", "5/min"])
+                .unwrap()
+                .rate_limit
+                .as_deref(),
+            Some("5/min")
+        );
     }
 
     #[cfg(feature = "redis")]

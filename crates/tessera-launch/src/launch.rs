@@ -55,7 +55,8 @@ pub struct Setup {
 
 impl Setup {
     /// A builder for the server named `name` at `version`, set up as the
-    /// flags say: the key ring and `--ttl`, `--single-use` (each tool's
+    /// flags say: the key ring and `--ttl`, `--rate-limit` (tool calls per
+    /// caller and per tool, shared in Redis with `--redis`), `--single-use` (each tool's
     /// tickets redeemed once, in Redis with `--ledger` or `--redis`),
     /// `--oauth-scope` (every tool needs it), and with `--redis` the change
     /// bus and the task store shared by every instance. Add the tools, prompts and resources.
@@ -68,6 +69,27 @@ impl Setup {
         }
         if let Some(ledger) = &self.ledger {
             builder = builder.ticket_ledger(Arc::clone(ledger));
+        }
+        if let Some((requests, window)) = self
+            .args
+            .rate_limit
+            .as_deref()
+            .and_then(|text| tessera_server::middleware::RateLimit::parse(text).ok())
+        {
+            let store: Arc<dyn tessera_server::middleware::RateLimitStore> = {
+                #[cfg(feature = "redis")]
+                match &self.redis {
+                    Some(redis) => Arc::new(redis.rate_limits(&self.name)),
+                    None => Arc::new(tessera_server::middleware::MemoryRateLimits::default()),
+                }
+                #[cfg(not(feature = "redis"))]
+                Arc::new(tessera_server::middleware::MemoryRateLimits::default())
+            };
+            let limit = tessera_server::middleware::RateLimit::in_store(requests, window, store);
+            builder = builder.middleware(tessera_server::middleware::for_methods(
+                ["tools/call"],
+                limit,
+            ));
         }
         #[cfg(feature = "redis")]
         if let Some(redis) = &self.redis {

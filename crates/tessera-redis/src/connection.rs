@@ -42,6 +42,12 @@ impl Redis {
         crate::RedisLedger::new(self.connection(), namespace)
     }
 
+    /// Rate-limit buckets shared by every instance, under `tessera:{namespace}:rate:`
+    /// (`RateLimit::in_store`).
+    pub fn rate_limits(&self, namespace: &str) -> crate::RedisRateLimits {
+        crate::RedisRateLimits::new(self.connection(), namespace)
+    }
+
     /// The relay of initialize-era answers between instances, on channels
     /// `tessera:{namespace}:answers:{instance}`; starts its subscriber task.
     /// Give it to the endpoint (`EndpointOptions::answer_relay`).

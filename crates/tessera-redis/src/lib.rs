@@ -32,6 +32,7 @@
 mod bus;
 mod connection;
 mod ledger;
+mod rate_limits;
 mod relay;
 mod subscriber;
 mod task_store;
@@ -39,6 +40,7 @@ mod task_store;
 pub use bus::RedisBus;
 pub use connection::{Redis, RedisError};
 pub use ledger::RedisLedger;
+pub use rate_limits::RedisRateLimits;
 /// The Redis client crate, for applications that keep their own data in the same Redis.
 pub use redis;
 pub use relay::RedisRelay;

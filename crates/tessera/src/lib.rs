@@ -13,13 +13,16 @@ pub use tessera_server::{
     Interrupt, IntoCompletion, IntoPromptResult, IntoResourceResult, IntoToolResult, Json,
     McpServer, McpServerBuilder, MemoryBus, NotFound, Notifier, PartialArgument, PrefixScopes,
     PromptArguments, PromptDef, RequestFacts, ResourceDef, ResourceTemplateDef, Result, ScopeMatch,
-    State, Subscription, TaskRuntime, TaskSupport, TemplateVariables, ToolDef,
+    ServerError, State, Subscription, TaskRuntime, TaskSupport, TemplateVariables, ToolDef,
 };
 
 /// The one intake every transport reads messages through: for a transport
 /// of your own.
 #[cfg(feature = "server")]
 pub use tessera_server::intake;
+/// Middleware on MCP requests: layers around every request, rate limits.
+#[cfg(feature = "server")]
+pub use tessera_server::middleware;
 
 /// The era bridge that serves initialize-era clients from the same handlers:
 /// their sessions, the questions put to them, answers relayed between instances.
@@ -123,6 +126,8 @@ pub mod docs {
     pub mod tasks {}
     #[doc = include_str!("../docs/limits.md")]
     pub mod limits {}
+    #[doc = include_str!("../docs/middleware.md")]
+    pub mod middleware {}
     #[doc = include_str!("../docs/observability.md")]
     pub mod observability {}
     #[doc = include_str!("../docs/cli.md")]

@@ -205,7 +205,7 @@ where
 {
     let methods: Vec<String> = methods.into_iter().map(Into::into).collect();
     Only {
-        applies: move |r: &McpRequest| methods.iter().any(|m| *m == r.method),
+        applies: move |r: &McpRequest| methods.contains(&r.method),
         inner,
     }
 }
