@@ -346,6 +346,17 @@ impl McpEndpoint {
         if let Some(refused) = self.check_mirrors(head, headers, &request, true) {
             return refused;
         }
+        if request.method == SUBSCRIPTIONS_LISTEN && !self.options.listen {
+            let refused = tessera_server::ServerError::Refused(tessera_protocol::ErrorObject::new(
+                tessera_protocol::METHOD_NOT_FOUND,
+                "subscriptions/listen is not served here: this deployment sends each response whole, so it cannot keep a stream open",
+            ));
+            let handled = tessera_server::Handled {
+                id: request.id.clone(),
+                result: Err(refused),
+            };
+            return crate::reject::json(http::StatusCode::OK, handled.to_bytes());
+        }
         if request.method == SUBSCRIPTIONS_LISTEN {
             let counted = match self.listen_streams.open(
                 head,

@@ -74,6 +74,8 @@ pub struct EndpointOptions {
     pub(crate) authenticate: Option<Arc<dyn Authenticate>>,
     pub(crate) task_runtime: Option<Arc<dyn tessera_server::TaskRuntime>>,
     pub(crate) listen_streams_per_client: usize,
+    /// Whether `subscriptions/listen` is served (a stream that stays open).
+    pub(crate) listen: bool,
     pub(crate) keep_alive: Option<std::time::Duration>,
     /// Where each request's log line goes instead of `tracing`.
     pub(crate) access_log: Option<Arc<dyn crate::AccessLog>>,
@@ -104,6 +106,7 @@ impl Default for EndpointOptions {
             task_runtime: None,
             protected_resource: None,
             listen_streams_per_client: crate::listen_streams::DEFAULT_LISTEN_STREAMS_PER_CLIENT,
+            listen: true,
             keep_alive: Some(DEFAULT_KEEP_ALIVE),
             access_log: None,
         }
@@ -292,6 +295,17 @@ impl EndpointOptions {
     /// feature, none without it, which serves no tasks).
     pub fn task_runtime(mut self, runtime: Arc<dyn tessera_server::TaskRuntime>) -> Self {
         self.task_runtime = Some(runtime);
+        self
+    }
+
+    /// For platforms that send each response whole and freeze the instance
+    /// afterwards (AWS Lambda): no task runtime (no background work), no
+    /// keep-alive comments, and `subscriptions/listen` refused with -32601
+    /// rather than held open until the platform's timeout.
+    pub fn buffered_responses(mut self) -> Self {
+        self.task_runtime = None;
+        self.keep_alive = None;
+        self.listen = false;
         self
     }
 }

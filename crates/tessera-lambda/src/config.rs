@@ -93,7 +93,7 @@ impl LambdaConfig {
             Some(url) => {
                 let redis = tessera_redis::Redis::connect(&url)
                     .await
-                    .map_err(|e| format!("REDIS_URL {url}: {e}"))?;
+                    .map_err(|e| format!("REDIS_URL {}: {e}", without_password(&url)))?;
                 Some(Arc::new(redis.ledger(name)) as Arc<dyn TicketLedger>)
             }
             None if single_use => {
@@ -104,8 +104,12 @@ impl LambdaConfig {
             None => None,
         };
         let oauth = OAuthVars::from_vars(vars)?;
+        // Any path: API Gateway chose this function (a REST API's stage
+        // comes first in the path). Responses are buffered whole.
         let options = oauth.protect(
-            EndpointOptions::from_vars(vars)?,
+            EndpointOptions::from_vars(vars)?
+                .any_path()
+                .buffered_responses(),
             Arc::new(tessera_auth::ReqwestFetch::default()),
         );
         Ok(Self {
@@ -137,4 +141,14 @@ async fn key_ring(vars: &dyn Vars) -> Result<KeyRing, String> {
          in the function's environment, or name a Secrets Manager secret holding it in {}",
         secret::SECRET_ID_VAR
     ))
+}
+
+/// `url` without the password in its user info, for messages and logs.
+fn without_password(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            format!("{}://***@{}", &url[..scheme], &url[at + 1..])
+        }
+        _ => url.to_owned(),
+    }
 }

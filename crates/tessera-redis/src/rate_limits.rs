@@ -26,11 +26,13 @@ impl RedisRateLimits {
 }
 
 /// Takes a token: 0 when allowed, else the milliseconds until one is back.
+/// Times are in microseconds (the refill of 3000/s is 333 µs). Needs Redis
+/// 5 or later (`TIME` before writes: effects replication).
 const TAKE: &str = r#"
 local capacity = tonumber(ARGV[1])
 local refill = tonumber(ARGV[2])
 local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
 local b = redis.call('HMGET', KEYS[1], 'tokens', 'at')
 local tokens = tonumber(b[1]) or capacity
 local at = tonumber(b[2]) or now
@@ -38,10 +40,10 @@ tokens = math.min(capacity, tokens + math.max(0, now - at) / refill)
 if tokens >= 1 then
   tokens = tokens - 1
   redis.call('HSET', KEYS[1], 'tokens', string.format('%.6f', tokens), 'at', string.format('%d', now))
-  redis.call('PEXPIRE', KEYS[1], string.format('%d', math.ceil((capacity - tokens) * refill) + 1000))
+  redis.call('PEXPIRE', KEYS[1], string.format('%d', math.ceil((capacity - tokens) * refill / 1000) + 1000))
   return 0
 end
-return math.max(1, math.ceil((1 - tokens) * refill))
+return math.max(1, math.ceil((1 - tokens) * refill / 1000))
 "#;
 
 static SCRIPT: std::sync::LazyLock<redis::Script> =
@@ -59,7 +61,7 @@ impl RateLimitStore for RedisRateLimits {
             let wait_ms: u64 = SCRIPT
                 .key(format!("{}{key}", self.prefix))
                 .arg(capacity)
-                .arg(refill.as_millis().max(1) as u64)
+                .arg(refill.as_micros().max(1) as u64)
                 .invoke_async(&mut conn)
                 .await
                 .map_err(|e| format!("Redis: {e}"))?;

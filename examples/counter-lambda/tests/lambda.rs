@@ -48,6 +48,9 @@ async fn the_counter_checks_and_the_python_sdk_under_cargo_lambda_watch() {
     assert_eq!(replay.body["error"]["code"], -32602, "{}", replay.body);
 
     calls.check_serverless_refusals().await;
+    // A listen stream cannot stay open on a buffered response: refused at once.
+    let r = mcp_post(&http, url, None, 99, "subscriptions/listen", json!({})).await;
+    assert_eq!(r.body["error"]["code"], -32601, "{}", r.body);
 
     // The official Python SDK client (2.x), in the 2026-07-28 era.
     let python = peers_dir().join(".venv/bin/python");

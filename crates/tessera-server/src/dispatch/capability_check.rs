@@ -34,7 +34,10 @@ pub(super) fn check_capabilities(
             }
             Question::Sample(params) => match sampling_needs(params, caps) {
                 Some(needed) => {
-                    required.sampling = Some(needed);
+                    // Several questions may each need part of it: all of it is named.
+                    let sampling = required.sampling.get_or_insert_with(Default::default);
+                    sampling.tools = sampling.tools.take().or(needed.tools);
+                    sampling.context = sampling.context.take().or(needed.context);
                     true
                 }
                 None => false,

@@ -105,12 +105,11 @@ impl RateLimit {
     }
 
     fn describe(&self) -> String {
-        let secs = self.window.as_secs();
-        let window = match secs {
-            1 => "second".to_owned(),
-            60 => "minute".to_owned(),
-            3600 => "hour".to_owned(),
-            _ => format!("{} ms", self.window.as_millis()),
+        let window = match self.window.as_millis() {
+            1000 => "second".to_owned(),
+            60_000 => "minute".to_owned(),
+            3_600_000 => "hour".to_owned(),
+            ms => format!("{ms} ms"),
         };
         format!("{} per {window}", self.requests)
     }
@@ -123,11 +122,22 @@ impl Middleware for RateLimit {
         next: Next<'a>,
     ) -> BoxFuture<'a, Result<Served, ServerError>> {
         Box::pin(async move {
+            // A name no tool can have (tool names are 1 to 128 characters)
+            // shares one bucket: request data does not pick the key's size.
             let what = match request.tool() {
-                Some(tool) => format!("tool {tool}"),
-                None => format!("method {}", request.method),
+                Some(tool) if tool.len() <= 128 => format!("tool {tool}"),
+                Some(_) => "tool (unknown)".to_owned(),
+                None if request.method.len() <= 128 => format!("method {}", request.method),
+                None => "method (unknown)".to_owned(),
             };
-            let key = format!("{what}\u{0}{}", request.caller.as_deref().unwrap_or("-"));
+            // The limit is part of the key: two limits sharing a store keep
+            // buckets of their own.
+            let key = format!(
+                "{}/{}\u{0}{what}\u{0}{}",
+                self.requests,
+                self.window.as_micros(),
+                request.caller.as_deref().unwrap_or("-")
+            );
             match self.store.take(&key, self.requests, self.refill()).await {
                 Ok(RateDecision::Allowed) => {}
                 Ok(RateDecision::Limited(wait)) => {
