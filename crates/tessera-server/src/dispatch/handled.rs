@@ -23,10 +23,7 @@ impl Handled {
     /// `complete`, `input_required` or `error`: for logs and metrics.
     pub fn outcome(&self) -> &'static str {
         match &self.result {
-            // Our InputRequiredResult serialises resultType first.
-            Ok(raw) if raw.get().starts_with(r#"{"resultType":"input_required""#) => {
-                "input_required"
-            }
+            Ok(raw) if is_input_required(raw) => "input_required",
             Ok(_) => "complete",
             Err(_) => "error",
         }
@@ -111,4 +108,10 @@ pub(crate) fn serialisation_failed(e: serde_json::Error) -> ServerError {
     ServerError::Internal {
         message: format!("result cannot be serialised: {e}"),
     }
+}
+
+/// Whether a serialised result asks for input (our `InputRequiredResult`
+/// serialises `resultType` first).
+pub(crate) fn is_input_required(raw: &RawValue) -> bool {
+    raw.get().starts_with(r#"{"resultType":"input_required""#)
 }

@@ -84,7 +84,7 @@ impl Served {
     pub fn outcome(&self) -> Outcome {
         let input_required = match &self.0 {
             Json::Value(value) => value["resultType"] == "input_required",
-            Json::Raw(raw) => raw.get().starts_with(r#"{"resultType":"input_required""#),
+            Json::Raw(raw) => crate::dispatch::is_input_required(raw),
         };
         if input_required {
             Outcome::InputRequired
