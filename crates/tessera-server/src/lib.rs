@@ -63,6 +63,7 @@ mod prompt;
 mod question;
 mod resource;
 mod response;
+mod result_json;
 mod scopes;
 mod server;
 mod task_runtime;

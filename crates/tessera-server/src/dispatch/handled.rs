@@ -73,12 +73,7 @@ impl Handled {
     }
 }
 
-/// A result on its way out: built as a value (lists, discovery, legacy), or
-/// already serialised with its `_meta` (the multi round-trip methods).
-pub(crate) enum Json {
-    Value(Value),
-    Raw(Box<RawValue>),
-}
+pub(crate) use crate::result_json::{Json, is_input_required};
 
 /// Results that carry a `_meta` the server fills with its `serverInfo`.
 pub(crate) trait ResultShape: Serialize {
@@ -108,10 +103,4 @@ pub(crate) fn serialisation_failed(e: serde_json::Error) -> ServerError {
     ServerError::Internal {
         message: format!("result cannot be serialised: {e}"),
     }
-}
-
-/// Whether a serialised result asks for input (our `InputRequiredResult`
-/// serialises `resultType` first).
-pub(crate) fn is_input_required(raw: &RawValue) -> bool {
-    raw.get().starts_with(r#"{"resultType":"input_required""#)
 }

@@ -17,7 +17,7 @@ mod tasks;
 mod ticket;
 
 pub use handled::Handled;
-pub(crate) use handled::{Json, is_input_required};
+pub(crate) use handled::Json;
 
 use serde_json::{Value, json};
 use tessera_protocol::{

@@ -40,7 +40,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::dispatch::Json;
+use crate::result_json::{Json, is_input_required};
 use crate::{AuthInfo, BoxFuture, ServerError};
 
 pub use rate_limit::{MemoryRateLimits, RateDecision, RateLimit, RateLimitStore};
@@ -84,7 +84,7 @@ impl Served {
     pub fn outcome(&self) -> Outcome {
         let input_required = match &self.0 {
             Json::Value(value) => value["resultType"] == "input_required",
-            Json::Raw(raw) => crate::dispatch::is_input_required(raw),
+            Json::Raw(raw) => is_input_required(raw),
         };
         if input_required {
             Outcome::InputRequired
