@@ -41,11 +41,7 @@ async fn the_counter_checks_and_the_python_sdk_under_cargo_lambda_watch() {
 
     // SINGLE_USE=true with REDIS_URL: the final round replayed is refused,
     // whichever instance it reaches (the ledger is in Redis).
-    let s2 = calls.round_two().await;
-    let done = calls.call(10.0, Some(&s2), Some(confirmed())).await;
-    assert_eq!(text(&done), "Counter increased by 5; next value is 15");
-    let replay = calls.call(10.0, Some(&s2), Some(confirmed())).await;
-    assert_eq!(replay.body["error"]["code"], -32602, "{}", replay.body);
+    calls.check_replay_refused().await;
 
     calls.check_serverless_refusals().await;
     // A listen stream cannot stay open on a buffered response: refused at once.

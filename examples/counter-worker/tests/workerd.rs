@@ -2,7 +2,7 @@
 //! deploys to), driven over HTTP like any MCP client would.
 
 use serde_json::json;
-use test_harness::counter_flows::{CounterCalls, confirmed, text};
+use test_harness::counter_flows::CounterCalls;
 use test_harness::{CounterWorker, mcp_post};
 
 const KEY: &str = "workerd-tests-key-0123456789abcdef0123";
@@ -19,16 +19,7 @@ async fn the_counter_flows_and_refusals_under_workerd() {
 
     // Started with SINGLE_USE=true, every ticket is single-use (the
     // TICKET_LEDGER Durable Object): the final round replayed is refused.
-    let s2 = calls.round_two().await;
-    let done = calls.call(10.0, Some(&s2), Some(confirmed())).await;
-    assert_eq!(text(&done), "Counter increased by 5; next value is 15");
-    let replay = calls.call(10.0, Some(&s2), Some(confirmed())).await;
-    assert_eq!(replay.body["error"]["code"], -32602, "{}", replay.body);
-    // (A replay is not told apart from a forgery: the same error for both.)
-    assert_eq!(
-        replay.body["error"]["message"],
-        "Invalid or expired requestState"
-    );
+    calls.check_replay_refused().await;
 
     calls.check_serverless_refusals().await;
 

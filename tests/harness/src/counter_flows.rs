@@ -108,6 +108,20 @@ impl<'a> CounterCalls<'a> {
 }
 
 impl CounterCalls<'_> {
+    /// With single-use tickets: a flow completed, then its final round
+    /// replayed is refused (-32602, the same message as a forgery).
+    pub async fn check_replay_refused(&mut self) {
+        let s2 = self.round_two().await;
+        let done = self.call(10.0, Some(&s2), Some(confirmed())).await;
+        assert_eq!(text(&done), "Counter increased by 5; next value is 15");
+        let replay = self.call(10.0, Some(&s2), Some(confirmed())).await;
+        assert_eq!(replay.body["error"]["code"], -32602, "{}", replay.body);
+        assert_eq!(
+            replay.body["error"]["message"],
+            "Invalid or expired requestState"
+        );
+    }
+
     /// What a serverless deployment refuses: GET (no stream to open) with
     /// 405, and an initialize-era request (no `MCP_LEGACY`) with 400 and
     /// -32022 naming the versions served.
