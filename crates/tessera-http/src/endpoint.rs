@@ -231,7 +231,6 @@ impl McpEndpoint {
         let request = match intake::read(&body, &self.options.intake) {
             Ok(Message::Request(request)) => request,
             Ok(Message::Notification(n)) => {
-                self.server.handle_notification(&n.method);
                 if let Some(id) = intake::cancelled_request(&n) {
                     // Only an authenticated caller is told apart from others:
                     // an anonymous one cancels by closing its response instead.
@@ -242,6 +241,7 @@ impl McpEndpoint {
                         tracing::info!(%id, "request cancelled by the client");
                     }
                 }
+                self.server.handle_notification(&n.method, n.params).await;
                 return reject::empty(StatusCode::ACCEPTED);
             }
             Ok(Message::Response(response)) if self.options.legacy == Legacy::Serve => {

@@ -2,13 +2,12 @@
 
 use std::sync::Arc;
 
-use indexmap::IndexMap;
 use serde_json::json;
 use tessera_protocol::{CacheScope, Implementation, SERVER_INFO_KEY};
 use tessera_state::{MemoryLedger, RequestStateCodec, TicketLedger};
 
-use crate::app_state::{AppState, NeededState};
-use crate::tool::is_valid_tool_name;
+use crate::app_state::AppState;
+use crate::catalog::{Catalog, Registry, admit_prompt, admit_resource, admit_template};
 use crate::{CacheHint, McpServer, PromptDef, ResourceDef, ResourceTemplateDef, ToolDef};
 
 /// Why a server could not be built: a message naming the registration at fault.
@@ -33,6 +32,9 @@ pub struct McpServerBuilder {
     page_size: usize,
     middleware: Vec<Arc<dyn crate::middleware::Middleware>>,
     scope_match: Arc<dyn crate::ScopeMatch>,
+    visibility: Option<Arc<dyn crate::Visibility>>,
+    methods: Vec<crate::MethodDef>,
+    extensions: tessera_protocol::JsonObject,
     audience: Option<String>,
     app_state: AppState,
     bus: Option<Arc<dyn crate::ChangeBus>>,
@@ -61,6 +63,9 @@ impl McpServerBuilder {
             page_size: 100,
             middleware: Vec::new(),
             scope_match: Arc::new(crate::ExactScopes),
+            visibility: None,
+            methods: Vec::new(),
+            extensions: tessera_protocol::JsonObject::new(),
             audience: None,
             app_state: AppState::default(),
             all_single_use: false,
@@ -227,6 +232,39 @@ impl McpServerBuilder {
         self
     }
 
+    /// Shows each caller only what `filter` lets it see, and refuses the
+    /// rest as unknown (see [`Visibility`](crate::Visibility));
+    /// [`ShowPermitted`](crate::ShowPermitted) hides what a token's scopes do not cover.
+    pub fn visibility(mut self, filter: impl crate::Visibility) -> Self {
+        self.visibility = Some(Arc::new(filter));
+        self
+    }
+
+    /// Declares the extension `id` (`capabilities.extensions`, with its
+    /// `settings`; `{}` for none) in `server/discover` and `initialize`. The
+    /// id needs a prefix (`com.example/…`, `io.modelcontextprotocol/ui`),
+    /// checked at build. The tasks extension is declared by the server itself.
+    ///
+    /// ```
+    /// # use tessera_server::McpServer;
+    /// let server = McpServer::builder("demo", "1.0.0")
+    ///     .extension("com.example/search", serde_json::json!({"maxResults": 50}))
+    ///     .build()
+    ///     .unwrap();
+    /// # let _ = server;
+    /// ```
+    pub fn extension(mut self, id: impl Into<String>, settings: serde_json::Value) -> Self {
+        self.extensions.insert(id.into(), settings);
+        self
+    }
+
+    /// Serves a method of the server's own (an extension's request or
+    /// notification; see [`MethodDef`](crate::MethodDef)).
+    pub fn method(mut self, method: crate::MethodDef) -> Self {
+        self.methods.push(method);
+        self
+    }
+
     /// Caching hint of `server/discover`.
     pub fn discover_cache(mut self, hint: CacheHint) -> Self {
         self.discover_cache = hint;
@@ -273,105 +311,63 @@ impl McpServerBuilder {
             self.app_state
                 .insert(crate::Notifier::new(Arc::clone(&bus)));
         }
-        check_icons("server", &self.info.name, self.info.icons.as_deref())?;
-        let mut tools = IndexMap::new();
-        for mut tool in self.tools {
+        crate::catalog::check_icons("server", &self.info.name, self.info.icons.as_deref())?;
+        let registry = Registry::new(
+            self.all_single_use,
+            std::mem::take(&mut self.required_scopes),
+        );
+        let mut catalog = Catalog::default();
+        for tool in self.tools {
+            let tool = registry.admit_tool(tool, &self.app_state)?;
             let name = tool.tool.name.clone();
-            tool.single_use |= self.all_single_use;
-            for scope in &self.required_scopes {
-                if !tool.scopes.contains(scope) {
-                    tool.scopes.push(scope.clone());
-                }
-            }
-            check_icons("tool", &name, tool.tool.icons.as_deref())?;
-            if !is_valid_tool_name(&name) {
-                return Err(BuildError(format!(
-                    "tool name {name:?} is invalid: use 1 to 128 characters of A-Z, a-z, 0-9, '_', '-' and '.'"
-                )));
-            }
-            check_needs(&self.app_state, "tool", &name, &tool.needs)?;
-            if let Some(problem) = tool.problems.first() {
-                return Err(BuildError(format!(
-                    "tool {name:?} asks for a form it cannot show: {problem}"
-                )));
-            }
-            if tool.tool.input_schema.get("type").and_then(|t| t.as_str()) != Some("object") {
-                return Err(BuildError(format!(
-                    "tool {name:?}: inputSchema must have type \"object\""
-                )));
-            }
-            if let Some(output) = &tool.tool.output_schema {
-                if output.get("type").and_then(|t| t.as_str()) != Some("object") {
-                    return Err(BuildError(format!(
-                        "tool {name:?}: outputSchema must have type \"object\""
-                    )));
-                }
-                let check = tessera_protocol::SchemaValidator::new(output).map_err(|e| {
-                    BuildError(format!(
-                        "tool {name:?}: its outputSchema cannot be checked: {e}"
-                    ))
-                })?;
-                tool.output_check = Some(check);
-            }
-            // The spec's tools page: servers MUST validate all tool inputs.
-            let input =
-                tessera_protocol::SchemaValidator::new(&tool.tool.input_schema).map_err(|e| {
-                    BuildError(format!(
-                        "tool {name:?}: its inputSchema cannot be checked: {e}"
-                    ))
-                })?;
-            tool.input_check = Some(input);
-            // Clients drop a tool whose x-mcp-header annotations are invalid: refuse to publish one.
-            let schema = serde_json::Value::Object(tool.tool.input_schema.clone());
-            tool.param_headers = tessera_protocol::param_headers(&schema)
-                .map_err(|e| BuildError(format!("tool {name:?}: {e}")))?;
-            if tools.insert(name.clone(), tool).is_some() {
+            if catalog.tools.insert(name.clone(), Arc::new(tool)).is_some() {
                 return Err(BuildError(format!("tool {name:?} is registered twice")));
             }
         }
-        let mut prompts = IndexMap::new();
         for prompt in self.prompts {
+            admit_prompt(&prompt, &self.app_state)?;
             let name = prompt.prompt.name.clone();
-            check_icons("prompt", &name, prompt.prompt.icons.as_deref())?;
-            check_needs(&self.app_state, "prompt", &name, &prompt.needs)?;
-            if let Some(argument) = prompt.completers.keys().find(|a| !prompt.declares(a)) {
-                return Err(BuildError(format!(
-                    "prompt {name:?} completes the argument {argument:?}, which it does not declare"
-                )));
-            }
-            if prompts.insert(name.clone(), prompt).is_some() {
+            if catalog
+                .prompts
+                .insert(name.clone(), Arc::new(prompt))
+                .is_some()
+            {
                 return Err(BuildError(format!("prompt {name:?} is registered twice")));
             }
         }
-        let mut resources = IndexMap::new();
         for resource in self.resources {
+            admit_resource(&resource, &self.app_state)?;
             let uri = resource.resource.uri.clone();
-            check_icons("resource", &uri, resource.resource.icons.as_deref())?;
-            check_needs(&self.app_state, "resource", &uri, &resource.needs)?;
-            if resources.insert(uri.clone(), resource).is_some() {
+            if catalog
+                .resources
+                .insert(uri.clone(), Arc::new(resource))
+                .is_some()
+            {
                 return Err(BuildError(format!("resource {uri:?} is registered twice")));
             }
         }
-        for t in &self.templates {
-            check_icons(
-                "resource template",
-                &t.template.uri_template,
-                t.template.icons.as_deref(),
-            )?;
-            check_needs(
-                &self.app_state,
-                "resource template",
-                &t.template.uri_template,
-                &t.needs,
-            )?;
-            if let Some(variable) = t.completers.keys().find(|v| !t.declares(v)) {
+        for template in self.templates {
+            admit_template(&template, &self.app_state)?;
+            catalog.templates.push(Arc::new(template));
+        }
+        for (id, settings) in &self.extensions {
+            tessera_protocol::check_meta_key(id, true)
+                .map_err(|problem| BuildError(format!("extension id {problem}")))?;
+            if !settings.is_object() {
                 return Err(BuildError(format!(
-                    "resource template {:?} completes the variable {variable:?}, which it does not have",
-                    t.template.uri_template
+                    "extension {id:?}: its settings must be a JSON object ({{}} for none)"
                 )));
             }
         }
-        let single_use = tools.values().any(|t| t.single_use);
+        let mut methods = indexmap::IndexMap::new();
+        for method in self.methods {
+            method.check()?;
+            let name = method.name.clone();
+            if methods.insert(name.clone(), method).is_some() {
+                return Err(BuildError(format!("method {name:?} is registered twice")));
+            }
+        }
+        let single_use = catalog.tools.values().any(|t| t.single_use);
         if single_use && self.codec.is_none() {
             return Err(BuildError(
                 "a single-use tool needs a requestState codec (McpServerBuilder::request_state)"
@@ -394,7 +390,8 @@ impl McpServerBuilder {
             }
             None => None,
         };
-        let tasks = tools
+        let tasks = catalog
+            .tools
             .values()
             .any(|t| t.task_support != crate::TaskSupport::Forbidden)
             .then(|| {
@@ -407,10 +404,7 @@ impl McpServerBuilder {
             audience,
             info: self.info,
             instructions: self.instructions,
-            tools,
-            prompts,
-            resources,
-            templates: self.templates,
+            registry: registry.serving(catalog),
             session_codec: self
                 .codec
                 .as_ref()
@@ -424,53 +418,13 @@ impl McpServerBuilder {
             page_size: self.page_size,
             middleware: self.middleware,
             scope_match: self.scope_match,
+            visibility: self.visibility,
+            methods,
+            extensions: self.extensions,
             result_meta,
             app_state: Arc::new(self.app_state),
             bus,
             ending: crate::latch::Latch::default(),
         })
     }
-}
-
-/// Refuses a handler whose application state was not given.
-fn check_needs(
-    state: &AppState,
-    kind: &str,
-    name: &str,
-    needs: &[NeededState],
-) -> Result<(), BuildError> {
-    match needs.iter().find(|n| !state.contains(n.id)) {
-        None => Ok(()),
-        Some(n) => Err(BuildError(format!(
-            "{kind} {name:?} needs application state of type {}: add it with McpServerBuilder::with_state",
-            n.name
-        ))),
-    }
-}
-
-/// Icons must be `https:` URLs or `data:` URIs: a client fetching any other
-/// scheme (`http:`, `file:`, `javascript:`) would be unsafe, so none is published.
-fn check_icons(
-    kind: &str,
-    name: &str,
-    icons: Option<&[tessera_protocol::Icon]>,
-) -> Result<(), BuildError> {
-    for icon in icons.unwrap_or_default() {
-        let scheme = icon
-            .src
-            .split_once(':')
-            .map(|(s, _)| s.to_ascii_lowercase());
-        let safe = match scheme.as_deref() {
-            Some("https") => icon.src.len() > "https://".len() && icon.src[6..].starts_with("//"),
-            Some("data") => true,
-            _ => false,
-        };
-        if !safe {
-            return Err(BuildError(format!(
-                "{kind} {name:?}: icon {:?} must be an https: URL or a data: URI",
-                icon.src
-            )));
-        }
-    }
-    Ok(())
 }

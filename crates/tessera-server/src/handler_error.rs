@@ -26,6 +26,26 @@ pub type Result<T, E = HandlerError> = std::result::Result<T, E>;
 /// ```
 pub struct HandlerError(pub(crate) Kind);
 
+impl HandlerError {
+    /// The error of a request whose handler cannot ask for input (a
+    /// completion, a method of the server's own): not found and invalid
+    /// params keep their codes (-32602, naming `target`); the rest is
+    /// -32603 naming `handler` ("the completion handler of prompt p").
+    pub(crate) fn into_request_error(self, target: &str, handler: &str) -> crate::ServerError {
+        use crate::ServerError;
+        match self.0 {
+            Kind::NotFound => ServerError::invalid_params(format!("{target}: not found")),
+            Kind::InvalidParams(message) => ServerError::InvalidParams { message },
+            Kind::Interrupt(i) => ServerError::Internal {
+                message: format!("{handler} cannot ask for input ({i})"),
+            },
+            Kind::Failed(e) => ServerError::Internal {
+                message: format!("{handler} failed: {e}"),
+            },
+        }
+    }
+}
+
 #[derive(Debug)]
 pub(crate) enum Kind {
     Interrupt(Interrupt),

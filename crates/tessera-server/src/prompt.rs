@@ -98,6 +98,12 @@ impl PromptDef {
         self
     }
 
+    /// Extension metadata on the definition (`_meta`; its keys are checked at build).
+    pub fn meta(mut self, meta: tessera_protocol::JsonObject) -> Self {
+        self.prompt.meta = Some(meta);
+        self
+    }
+
     /// An icon a client may show for the prompt (`https:` or `data:`; checked at build).
     pub fn icon(mut self, icon: tessera_protocol::Icon) -> Self {
         self.prompt.icons.get_or_insert_with(Vec::new).push(icon);

@@ -137,6 +137,12 @@ impl ResourceDef {
         self
     }
 
+    /// Extension metadata on the definition (`_meta`; its keys are checked at build).
+    pub fn meta(mut self, meta: tessera_protocol::JsonObject) -> Self {
+        self.resource.meta = Some(meta);
+        self
+    }
+
     /// An icon a client may show for the resource (`https:` or `data:`; checked at build).
     pub fn icon(mut self, icon: tessera_protocol::Icon) -> Self {
         self.resource.icons.get_or_insert_with(Vec::new).push(icon);
@@ -214,6 +220,12 @@ impl ResourceTemplateDef {
     /// Human-readable name.
     pub fn title(mut self, title: impl Into<String>) -> Self {
         self.template.title = Some(title.into());
+        self
+    }
+
+    /// Extension metadata on the definition (`_meta`; its keys are checked at build).
+    pub fn meta(mut self, meta: tessera_protocol::JsonObject) -> Self {
+        self.template.meta = Some(meta);
         self
     }
 

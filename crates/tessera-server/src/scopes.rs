@@ -62,6 +62,13 @@ impl ScopeMatch for PrefixScopes {
 /// Refuses (403 `insufficient_scope` over HTTP) when the caller's token
 /// does not cover every scope in `needed`; callers without a verified token
 /// (an unprotected server, stdio) are not checked here.
+/// Whether `granted` covers every scope in `needed`, by `matcher`.
+pub(crate) fn covers(matcher: &dyn ScopeMatch, granted: &[String], needed: &[String]) -> bool {
+    needed
+        .iter()
+        .all(|n| granted.iter().any(|g| matcher.covers(g, n)))
+}
+
 pub(crate) fn check_scopes(
     matcher: &dyn ScopeMatch,
     auth: Option<&AuthInfo>,
@@ -71,10 +78,7 @@ pub(crate) fn check_scopes(
     let Some(auth) = auth else {
         return Ok(());
     };
-    let covered = needed
-        .iter()
-        .all(|n| auth.scopes.iter().any(|g| matcher.covers(g, n)));
-    if covered {
+    if covers(matcher, &auth.scopes, needed) {
         return Ok(());
     }
     Err(ServerError::InsufficientScope {

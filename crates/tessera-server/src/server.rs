@@ -1,8 +1,7 @@
-//! The immutable server: registries, codec, ledger and caching hints.
+//! The server: its catalog, codec, ledger and caching hints.
 
 use std::sync::Arc;
 
-use indexmap::IndexMap;
 use tessera_protocol::{CacheScope, Implementation};
 use tessera_state::{RequestStateCodec, TicketLedger};
 
@@ -58,10 +57,8 @@ pub struct McpServer {
     pub(crate) info: Implementation,
     pub(crate) audience: String,
     pub(crate) instructions: Option<String>,
-    pub(crate) tools: IndexMap<String, ToolDef>,
-    pub(crate) prompts: IndexMap<String, PromptDef>,
-    pub(crate) resources: IndexMap<String, ResourceDef>,
-    pub(crate) templates: Vec<ResourceTemplateDef>,
+    /// What it offers: tools, prompts, resources, templates.
+    pub(crate) registry: crate::catalog::Registry,
     pub(crate) codec: Option<RequestStateCodec>,
     /// The codec's keys with a session's lifetime, for initialize-era session ids.
     pub(crate) session_codec: Option<RequestStateCodec>,
@@ -74,6 +71,12 @@ pub struct McpServer {
     pub(crate) page_size: usize,
     /// Around every request, the first outermost.
     pub(crate) middleware: Vec<Arc<dyn crate::middleware::Middleware>>,
+    /// Methods of the server's own, by name.
+    pub(crate) methods: indexmap::IndexMap<String, crate::MethodDef>,
+    /// Extensions declared in the capabilities, besides tasks.
+    pub(crate) extensions: tessera_protocol::JsonObject,
+    /// What each caller is shown (everything, without one).
+    pub(crate) visibility: Option<Arc<dyn crate::Visibility>>,
     /// Whether a token's granted scopes cover what a target needs.
     pub(crate) scope_match: Arc<dyn crate::ScopeMatch>,
     pub(crate) result_meta: serde_json::Value,
@@ -110,24 +113,34 @@ impl McpServer {
         &self.info
     }
 
-    /// The registered tools, in registration order.
-    pub fn tools(&self) -> impl Iterator<Item = &ToolDef> {
-        self.tools.values()
+    /// The tools offered now, in registration order.
+    pub fn tools(&self) -> Vec<Arc<ToolDef>> {
+        self.catalog().tools.values().cloned().collect()
     }
 
-    /// The registered prompts, in registration order.
-    pub fn prompts(&self) -> impl Iterator<Item = &crate::PromptDef> {
-        self.prompts.values()
+    /// The prompts offered now, in registration order.
+    pub fn prompts(&self) -> Vec<Arc<PromptDef>> {
+        self.catalog().prompts.values().cloned().collect()
     }
 
-    /// The registered resources, in registration order.
-    pub fn resources(&self) -> impl Iterator<Item = &crate::ResourceDef> {
-        self.resources.values()
+    /// The resources offered now, in registration order.
+    pub fn resources(&self) -> Vec<Arc<ResourceDef>> {
+        self.catalog().resources.values().cloned().collect()
     }
 
-    /// The tool registered as `name`.
-    pub fn tool(&self, name: &str) -> Option<&ToolDef> {
-        self.tools.get(name)
+    /// The resource templates offered now, in registration order.
+    pub fn resource_templates(&self) -> Vec<Arc<ResourceTemplateDef>> {
+        self.catalog().templates.clone()
+    }
+
+    /// The tool offered now as `name`.
+    pub fn tool(&self, name: &str) -> Option<Arc<ToolDef>> {
+        self.catalog().tools.get(name).cloned()
+    }
+
+    /// What the server offers now (a request serves from one snapshot).
+    pub(crate) fn catalog(&self) -> Arc<crate::catalog::Catalog> {
+        self.registry.current()
     }
 
     /// The requestState codec, if one is configured.
@@ -138,11 +151,12 @@ impl McpServer {
 
 impl std::fmt::Debug for McpServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let catalog = self.catalog();
         f.debug_struct("McpServer")
             .field("info", &self.info)
-            .field("tools", &self.tools.keys().collect::<Vec<_>>())
-            .field("prompts", &self.prompts.keys().collect::<Vec<_>>())
-            .field("resources", &self.resources.keys().collect::<Vec<_>>())
+            .field("tools", &catalog.tools.keys().collect::<Vec<_>>())
+            .field("prompts", &catalog.prompts.keys().collect::<Vec<_>>())
+            .field("resources", &catalog.resources.keys().collect::<Vec<_>>())
             .field("codec", &self.codec.is_some())
             .finish_non_exhaustive()
     }

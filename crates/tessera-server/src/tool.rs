@@ -175,7 +175,7 @@ impl ToolDef {
         self
     }
 
-    /// Extension metadata on the definition.
+    /// Extension metadata on the definition (`_meta`; its keys are checked at build).
     pub fn meta(mut self, meta: JsonObject) -> Self {
         self.tool.meta = Some(meta);
         self

@@ -45,30 +45,15 @@ fn builder(tool_icon: &str) -> McpServerBuilder {
 #[test]
 fn icons_reach_every_definition() {
     let server = builder(PNG).build().unwrap();
-    let tool = server.tools().next().unwrap().definition();
+    let tools = server.tools();
+    let tool = tools[0].definition();
     let icon = &tool.icons.as_ref().unwrap()[0];
     assert_eq!(
         serde_json::to_value(icon).unwrap(),
         serde_json::json!({"src": PNG, "mimeType": "image/png", "sizes": ["48x48"], "theme": "dark"})
     );
-    assert!(
-        server
-            .prompts()
-            .next()
-            .unwrap()
-            .definition()
-            .icons
-            .is_some()
-    );
-    assert!(
-        server
-            .resources()
-            .next()
-            .unwrap()
-            .definition()
-            .icons
-            .is_some()
-    );
+    assert!(server.prompts()[0].definition().icons.is_some());
+    assert!(server.resources()[0].definition().icons.is_some());
 }
 
 #[test]

@@ -128,7 +128,9 @@ where
                     tracing::debug!(%id, "request cancelled by the client");
                 }
             }
-            Incoming::Notification(method) => shared.server.handle_notification(&method),
+            Incoming::Notification(n) => {
+                shared.server.handle_notification(&n.method, n.params).await
+            }
             Incoming::BadResponse(id) => {
                 // Never answered (its id is one of ours); the question it meant to answer fails.
                 let error = ErrorObject::new(
@@ -189,7 +191,7 @@ where
 enum Incoming {
     Request(Request),
     Cancelled(RequestId),
-    Notification(String),
+    Notification(tessera_protocol::JsonRpcNotification<serde_json::Value>),
     Response(tessera_protocol::JsonRpcResponse<serde_json::Value>),
     /// Shaped like a response (no method) but not a valid one, with its id if it has one.
     BadResponse(Option<RequestId>),
@@ -211,7 +213,7 @@ fn read_message(bytes: &[u8], limits: &intake::Limits) -> Result<Option<Incoming
             Some(id) => Incoming::Cancelled(id),
             // A cancellation naming no request in flight needs nothing.
             None if n.method == tessera_protocol::CANCELLED_NOTIFICATION => return Ok(None),
-            None => Incoming::Notification(n.method),
+            None => Incoming::Notification(n),
         },
     }))
 }

@@ -64,10 +64,8 @@ mod tests {
     fn the_fixture_builds_with_every_tool_the_suite_calls() {
         let ring = KeyRing::new("k1", StateKey::generate().unwrap()).unwrap();
         let server = everything_server(RequestStateCodec::new(ring)).unwrap();
-        let names: Vec<&str> = server
-            .tools()
-            .map(|t| t.definition().name.as_str())
-            .collect();
+        let tools = server.tools();
+        let names: Vec<&str> = tools.iter().map(|t| t.definition().name.as_str()).collect();
         for required in [
             "test_simple_text",
             "test_image_content",

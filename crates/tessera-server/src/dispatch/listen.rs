@@ -102,10 +102,11 @@ impl McpServer {
     fn agreed(&self, asked: SubscriptionFilter) -> SubscriptionFilter {
         let yes =
             |wanted: Option<bool>, offered: bool| (wanted == Some(true) && offered).then_some(true);
-        let resources = self.has_resources();
+        let catalog = self.catalog();
+        let resources = catalog.has_resources();
         SubscriptionFilter {
-            tools_list_changed: yes(asked.tools_list_changed, !self.tools.is_empty()),
-            prompts_list_changed: yes(asked.prompts_list_changed, !self.prompts.is_empty()),
+            tools_list_changed: yes(asked.tools_list_changed, !catalog.tools.is_empty()),
+            prompts_list_changed: yes(asked.prompts_list_changed, !catalog.prompts.is_empty()),
             resources_list_changed: yes(asked.resources_list_changed, resources),
             resource_subscriptions: asked
                 .resource_subscriptions

@@ -9,41 +9,33 @@ use tessera_protocol::{
 };
 
 use super::Incoming;
-use crate::handler_error::Kind;
 use crate::pagination::{offset_of, page};
-use crate::{Context, HandlerError, McpServer, PartialArgument, ServerError};
+use crate::{Context, McpServer, Offered, PartialArgument, RequestFacts, ServerError};
 
 impl McpServer {
-    pub(super) fn has_resources(&self) -> bool {
-        !self.resources.is_empty() || !self.templates.is_empty()
-    }
-
-    /// Whether any prompt argument or template variable has a completion handler.
-    pub(super) fn completes(&self) -> bool {
-        self.prompts.values().any(|p| !p.completers.is_empty())
-            || self.templates.iter().any(|t| !t.completers.is_empty())
-    }
-
     /// What `server/discover` (and `initialize`) report, derived from the registrations.
     pub(crate) fn capabilities(&self) -> ServerCapabilities {
+        let catalog = self.catalog();
         ServerCapabilities {
             // `subscriptions/listen` delivers each of these (dispatch/listen.rs).
-            tools: (!self.tools.is_empty()).then_some(ListChangedCapability {
+            tools: (!catalog.tools.is_empty()).then_some(ListChangedCapability {
                 list_changed: Some(true),
             }),
-            prompts: (!self.prompts.is_empty()).then_some(ListChangedCapability {
+            prompts: (!catalog.prompts.is_empty()).then_some(ListChangedCapability {
                 list_changed: Some(true),
             }),
-            resources: self.has_resources().then_some(ResourcesCapability {
+            resources: catalog.has_resources().then_some(ResourcesCapability {
                 list_changed: Some(true),
                 subscribe: Some(true),
             }),
-            completions: self.completes().then(JsonObject::new),
-            extensions: self.tasks.as_ref().map(|_| {
-                let mut extensions = JsonObject::new();
-                extensions.insert(tessera_protocol::TASKS_EXTENSION.into(), json!({}));
-                extensions
-            }),
+            completions: catalog.completes().then(JsonObject::new),
+            extensions: {
+                let mut extensions = self.extensions.clone();
+                if self.tasks.is_some() {
+                    extensions.insert(tessera_protocol::TASKS_EXTENSION.into(), json!({}));
+                }
+                (!extensions.is_empty()).then_some(extensions)
+            },
             logging: Some(JsonObject::new()),
             ..ServerCapabilities::default()
         }
@@ -60,8 +52,20 @@ impl McpServer {
         Ok(page(items.cloned(), offset, self.page_size, len))
     }
 
-    pub(super) fn list_tools(&self, params: Option<&Value>) -> Result<Value, ServerError> {
-        let (tools, next_cursor) = self.page_of(params, self.tools.values().map(|t| &t.tool))?;
+    pub(super) fn list_tools(
+        &self,
+        params: Option<&Value>,
+        facts: &RequestFacts,
+    ) -> Result<Value, ServerError> {
+        let catalog = self.catalog();
+        let (tools, next_cursor) = self.page_of(
+            params,
+            shown(
+                catalog.tools.values(),
+                |t| self.shows(facts, Offered::Tool(t)),
+                |t| &t.tool,
+            ),
+        )?;
         Ok(json!(ListToolsResult {
             tools,
             next_cursor,
@@ -71,9 +75,20 @@ impl McpServer {
         }))
     }
 
-    pub(super) fn list_prompts(&self, params: Option<&Value>) -> Result<Value, ServerError> {
-        let (prompts, next_cursor) =
-            self.page_of(params, self.prompts.values().map(|p| &p.prompt))?;
+    pub(super) fn list_prompts(
+        &self,
+        params: Option<&Value>,
+        facts: &RequestFacts,
+    ) -> Result<Value, ServerError> {
+        let catalog = self.catalog();
+        let (prompts, next_cursor) = self.page_of(
+            params,
+            shown(
+                catalog.prompts.values(),
+                |p| self.shows(facts, Offered::Prompt(p)),
+                |p| &p.prompt,
+            ),
+        )?;
         Ok(json!(ListPromptsResult {
             prompts,
             next_cursor,
@@ -83,9 +98,20 @@ impl McpServer {
         }))
     }
 
-    pub(super) fn list_resources(&self, params: Option<&Value>) -> Result<Value, ServerError> {
-        let (resources, next_cursor) =
-            self.page_of(params, self.resources.values().map(|r| &r.resource))?;
+    pub(super) fn list_resources(
+        &self,
+        params: Option<&Value>,
+        facts: &RequestFacts,
+    ) -> Result<Value, ServerError> {
+        let catalog = self.catalog();
+        let (resources, next_cursor) = self.page_of(
+            params,
+            shown(
+                catalog.resources.values(),
+                |r| self.shows(facts, Offered::Resource(r)),
+                |r| &r.resource,
+            ),
+        )?;
         Ok(json!(ListResourcesResult {
             resources,
             next_cursor,
@@ -95,9 +121,20 @@ impl McpServer {
         }))
     }
 
-    pub(super) fn list_templates(&self, params: Option<&Value>) -> Result<Value, ServerError> {
-        let (resource_templates, next_cursor) =
-            self.page_of(params, self.templates.iter().map(|t| &t.template))?;
+    pub(super) fn list_templates(
+        &self,
+        params: Option<&Value>,
+        facts: &RequestFacts,
+    ) -> Result<Value, ServerError> {
+        let catalog = self.catalog();
+        let (resource_templates, next_cursor) = self.page_of(
+            params,
+            shown(
+                catalog.templates.iter(),
+                |t| self.shows(facts, Offered::Template(t)),
+                |t| &t.template,
+            ),
+        )?;
         Ok(json!(ListResourceTemplatesResult {
             resource_templates,
             next_cursor,
@@ -119,19 +156,27 @@ impl McpServer {
             ServerError::invalid_params(format!("Invalid completion/complete params: {e}"))
         })?;
         let argument = params.argument.name;
+        let catalog = self.catalog();
         let (target, declared, completers) = match &params.reference {
             CompletionReference::Prompt { name, .. } => {
-                let prompt = self.prompts.get(name).ok_or_else(|| {
-                    ServerError::invalid_params(format!("Prompt {name} not found"))
-                })?;
+                let prompt = catalog
+                    .prompts
+                    .get(name)
+                    .filter(|p| self.shows(&incoming.facts, Offered::Prompt(p)))
+                    .ok_or_else(|| {
+                        ServerError::invalid_params(format!("Prompt {name} not found"))
+                    })?;
                 self.check_scopes(&incoming, &prompt.scopes, || format!("prompt {name}"))?;
                 (name, prompt.declares(&argument), &prompt.completers)
             }
             CompletionReference::Resource { uri } => {
-                let template = self
+                let template = catalog
                     .templates
                     .iter()
-                    .find(|t| &t.template.uri_template == uri)
+                    .find(|t| {
+                        &t.template.uri_template == uri
+                            && self.shows(&incoming.facts, Offered::Template(t))
+                    })
                     .ok_or_else(|| {
                         ServerError::invalid_params(format!("Resource template {uri} not found"))
                     })?;
@@ -164,9 +209,9 @@ impl McpServer {
                     value: params.argument.value,
                     filled: params.context.and_then(|c| c.arguments).unwrap_or_default(),
                 };
-                (completer.0)(ctx, partial)
-                    .await
-                    .map_err(|e| completion_failed(target, e))?
+                (completer.0)(ctx, partial).await.map_err(|e| {
+                    e.into_request_error(target, &format!("the completion handler of {target}"))
+                })?
             }
         };
         if completion.values.len() > 100 {
@@ -180,19 +225,17 @@ impl McpServer {
     }
 }
 
-/// A completion handler's error: not found and invalid params keep their
-/// codes; asking for input is not possible in a completion.
-fn completion_failed(target: &str, error: HandlerError) -> ServerError {
-    match error.0 {
-        Kind::NotFound => ServerError::invalid_params(format!("{target}: not found")),
-        Kind::InvalidParams(message) => ServerError::InvalidParams { message },
-        Kind::Interrupt(i) => ServerError::Internal {
-            message: format!("the completion handler of {target} cannot ask for input ({i})"),
-        },
-        Kind::Failed(e) => ServerError::Internal {
-            message: format!("the completion handler of {target} failed: {e}"),
-        },
-    }
+/// The definitions of the `items` the caller is shown, in order.
+fn shown<'a, D: 'a, T>(
+    items: impl Iterator<Item = &'a std::sync::Arc<D>>,
+    shows: impl Fn(&D) -> bool,
+    definition: impl Fn(&'a D) -> &'a T,
+) -> std::vec::IntoIter<&'a T> {
+    items
+        .filter(|d| shows(d))
+        .map(|d| definition(d))
+        .collect::<Vec<_>>()
+        .into_iter()
 }
 
 fn cursor(params: Option<&Value>) -> Result<Option<&str>, ServerError> {

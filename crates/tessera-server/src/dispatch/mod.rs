@@ -127,11 +127,6 @@ impl McpServer {
         Handled { id, result }
     }
 
-    /// Handles a notification: nothing to answer; noted in the log.
-    pub fn handle_notification(&self, method: &str) {
-        tracing::debug!(method = %method.escape_debug(), "notification received");
-    }
-
     /// One method table for both eras: modern requests carry `_meta` and may
     /// discover; initialize-era ones may `initialize` and `ping`.
     async fn route(
@@ -142,6 +137,7 @@ impl McpServer {
     ) -> Result<Json, ServerError> {
         let legacy = incoming.facts.era.is_legacy();
         let value = Json::Value;
+        let offered = self.catalog();
         match (method, legacy) {
             ("server/discover", false) => Ok(value(json!(DiscoverResult {
                 // The versions actually served, oldest first.
@@ -165,21 +161,21 @@ impl McpServer {
             // notifications reach legacy clients only through SSE, which they do not get here.
             ("ping" | "logging/setLevel", true) => Ok(value(json!({}))),
             (tessera_protocol::SUBSCRIPTIONS_LISTEN, false) => self.listen(params, incoming).await,
-            ("tools/list", _) => self.list_tools(params.as_ref()).map(value),
+            ("tools/list", _) => self.list_tools(params.as_ref(), &incoming.facts).map(value),
             ("tools/call", _) => self.call_tool(params, incoming).await,
-            ("prompts/list", _) if !self.prompts.is_empty() => {
-                self.list_prompts(params.as_ref()).map(value)
-            }
-            ("prompts/get", _) if !self.prompts.is_empty() => {
+            ("prompts/list", _) if !offered.prompts.is_empty() => self
+                .list_prompts(params.as_ref(), &incoming.facts)
+                .map(value),
+            ("prompts/get", _) if !offered.prompts.is_empty() => {
                 self.get_prompt(params, incoming).await
             }
-            ("resources/list", _) if self.has_resources() => {
-                self.list_resources(params.as_ref()).map(value)
-            }
-            ("resources/templates/list", _) if self.has_resources() => {
-                self.list_templates(params.as_ref()).map(value)
-            }
-            ("resources/read", _) if self.has_resources() => {
+            ("resources/list", _) if offered.has_resources() => self
+                .list_resources(params.as_ref(), &incoming.facts)
+                .map(value),
+            ("resources/templates/list", _) if offered.has_resources() => self
+                .list_templates(params.as_ref(), &incoming.facts)
+                .map(value),
+            ("resources/read", _) if offered.has_resources() => {
                 self.read_resource(params, incoming).await
             }
             (
@@ -188,12 +184,10 @@ impl McpServer {
                 | tessera_protocol::TASKS_CANCEL,
                 false,
             ) => self.task_method(method, params, &incoming).await,
-            ("completion/complete", _) if self.completes() => {
+            ("completion/complete", _) if offered.completes() => {
                 self.complete(params, incoming).await.map(value)
             }
-            (other, _) => Err(ServerError::MethodNotFound {
-                method: other.to_owned(),
-            }),
+            (other, _) => self.call_method(other, params, incoming).await.map(value),
         }
     }
 }

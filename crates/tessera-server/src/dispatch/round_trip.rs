@@ -22,7 +22,9 @@ use crate::handler_error::Kind;
 use crate::legacy::needs_modern_message;
 use crate::question::Asked;
 use crate::resource::ResourceRead;
-use crate::{BoxFuture, Context, HandlerError, Interrupt, McpServer, PromptArguments, ServerError};
+use crate::{
+    BoxFuture, Context, HandlerError, Interrupt, McpServer, Offered, PromptArguments, ServerError,
+};
 
 /// A handler call waiting for its context.
 type PendingRun<'a, R> =
@@ -79,10 +81,13 @@ impl McpServer {
     ) -> Result<Json, ServerError> {
         let retry = Retry::take(&mut params);
         let arguments = take(&mut params, "arguments");
+        let catalog = self.catalog();
         let (name, tool) = {
             let name = required_str(params.as_ref(), "name", "tools/call")?;
-            self.tools
+            catalog
+                .tools
                 .get_key_value(name)
+                .filter(|(_, t)| self.shows(&incoming.facts, Offered::Tool(t)))
                 .ok_or_else(|| ServerError::invalid_params(format!("Tool {name} not found")))?
         };
         let arguments = match arguments {
@@ -150,10 +155,13 @@ impl McpServer {
             None | Some(Value::Null) => Value::Object(Map::new()),
             Some(a) => a,
         };
+        let catalog = self.catalog();
         let (name, prompt) = {
             let name = required_str(params.as_ref(), "name", "prompts/get")?;
-            self.prompts
+            catalog
+                .prompts
                 .get_key_value(name)
+                .filter(|(_, p)| self.shows(&incoming.facts, Offered::Prompt(p)))
                 .ok_or_else(|| ServerError::invalid_params(format!("Prompt {name} not found")))?
         };
         self.check_scopes(&incoming, &prompt.scopes, || format!("prompt {name}"))?;
@@ -193,16 +201,23 @@ impl McpServer {
     ) -> Result<Json, ServerError> {
         let retry = Retry::take(&mut params);
         let uri = required_str(params.as_ref(), "uri", "resources/read")?;
-        let (handler, read) = if let Some(resource) = self.resources.get(uri) {
+        let catalog = self.catalog();
+        let shown = |item| self.shows(&incoming.facts, item);
+        let (handler, read) = if let Some(resource) = catalog
+            .resources
+            .get(uri)
+            .filter(|r| shown(Offered::Resource(r)))
+        {
             self.check_scopes(&incoming, &resource.scopes, || format!("resource {uri}"))?;
             let read = ResourceRead {
                 vars: IndexMap::new(),
                 mime_type: resource.resource.mime_type.clone(),
             };
             (Arc::clone(&resource.handler), read)
-        } else if let Some((template, vars)) = self
+        } else if let Some((template, vars)) = catalog
             .templates
             .iter()
+            .filter(|t| shown(Offered::Template(t)))
             .find_map(|t| t.matches(uri).map(|v| (t, v)))
         {
             self.check_scopes(&incoming, &template.scopes, || format!("resource {uri}"))?;

@@ -109,8 +109,12 @@ impl McpServer {
             (_, given) => given,
         };
         let named;
+        let catalog;
         let prefix = match method {
-            "tools/call" => &self.tools.get(target)?.binding,
+            "tools/call" => {
+                catalog = self.catalog();
+                &catalog.tools.get(target)?.binding
+            }
             "prompts/get" | "resources/read" => {
                 named = tessera_state::BindingPrefix::new(method, target);
                 &named

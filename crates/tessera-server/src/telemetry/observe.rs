@@ -118,7 +118,7 @@ impl McpServer {
             "tools/call" => (known(target.is_some_and(|t| self.tool(t).is_some())), None),
             "prompts/get" => (
                 None,
-                known(target.is_some_and(|t| self.prompts.contains_key(t))),
+                known(target.is_some_and(|t| self.catalog().prompts.contains_key(t))),
             ),
             _ => (None, None),
         };
@@ -340,7 +340,7 @@ fn request_span(server: &McpServer, request: &Request, facts: &RequestFacts) -> 
     let target = request.target();
     let named = match (method, target) {
         ("tools/call", Some(t)) => server.tool(t).is_some(),
-        ("prompts/get", Some(t)) => server.prompts.contains_key(t),
+        ("prompts/get", Some(t)) => server.catalog().prompts.contains_key(t),
         _ => false,
     };
     let span = tracing::info_span!(
