@@ -8,12 +8,13 @@
 
 #[cfg(feature = "server")]
 pub use tessera_server::{
-    Arguments, AuthInfo, BoxFuture, BuildError, BusError, BusEvent, CacheHint, Change, ChangeBus,
-    ChangeListener, Context, Era, ExactScopes, Form, FormChoice, FormValue, HandlerError,
-    Interrupt, IntoCompletion, IntoPromptResult, IntoResourceResult, IntoToolResult, Json,
-    McpServer, McpServerBuilder, MemoryBus, NotFound, Notifier, PartialArgument, PrefixScopes,
-    PromptArguments, PromptDef, RequestFacts, ResourceDef, ResourceTemplateDef, Result, ScopeMatch,
-    ServerError, State, Subscription, TaskRuntime, TaskSupport, TemplateVariables, ToolDef,
+    Arguments, AuthInfo, BoxFuture, BuildError, BusError, BusEvent, CacheHint, CatalogError,
+    Change, ChangeBus, ChangeListener, Context, Era, ExactScopes, Form, FormChoice, FormValue,
+    HandlerError, Interrupt, IntoCompletion, IntoPromptResult, IntoResourceResult, IntoToolResult,
+    Json, McpServer, McpServerBuilder, MemoryBus, MethodDef, NotFound, Notifier, Offered,
+    PartialArgument, PrefixScopes, PromptArguments, PromptDef, RequestFacts, ResourceDef,
+    ResourceTemplateDef, Result, ScopeMatch, ServerError, ShowPermitted, State, Subscription,
+    TaskRuntime, TaskSupport, TemplateVariables, ToolDef, Viewer, Visibility,
 };
 
 /// The one intake every transport reads messages through: for a transport
@@ -128,6 +129,10 @@ pub mod docs {
     pub mod limits {}
     #[doc = include_str!("../docs/middleware.md")]
     pub mod middleware {}
+    #[doc = include_str!("../docs/catalog.md")]
+    pub mod catalog {}
+    #[doc = include_str!("../docs/extensions.md")]
+    pub mod extensions {}
     #[doc = include_str!("../docs/observability.md")]
     pub mod observability {}
     #[doc = include_str!("../docs/cli.md")]
