@@ -43,15 +43,27 @@ impl Latch {
 
 /// Completes when either future does (no runtime needed).
 pub(crate) async fn first_of<A: std::future::Future, B: std::future::Future>(a: A, b: B) {
-    let (mut a, mut b) = (std::pin::pin!(a), std::pin::pin!(b));
+    let _ = before(a, b).await;
+}
+
+/// `work`'s output, or `None` when `deadline` completes first (no runtime
+/// needed; `work` is polled first, so work that is ready wins).
+pub(crate) async fn before<T, W, D>(work: W, deadline: D) -> Option<T>
+where
+    W: std::future::Future<Output = T>,
+    D: std::future::Future,
+{
+    let (mut work, mut deadline) = (std::pin::pin!(work), std::pin::pin!(deadline));
     std::future::poll_fn(|cx| {
-        if a.as_mut().poll(cx).is_ready() || b.as_mut().poll(cx).is_ready() {
-            std::task::Poll::Ready(())
+        if let std::task::Poll::Ready(out) = work.as_mut().poll(cx) {
+            std::task::Poll::Ready(Some(out))
+        } else if deadline.as_mut().poll(cx).is_ready() {
+            std::task::Poll::Ready(None)
         } else {
             std::task::Poll::Pending
         }
     })
-    .await;
+    .await
 }
 
 #[cfg(test)]

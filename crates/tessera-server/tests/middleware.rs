@@ -214,3 +214,117 @@ async fn a_rate_limit_refuses_past_the_limit_per_caller_and_per_tool_then_recove
     let r = server.handle(call("hello"), alice()).await.to_json();
     assert!(r["result"].is_object(), "{r}");
 }
+
+/// tokio as the transports hand it over (`tessera-tokio` is not a dependency here).
+struct Tokio;
+
+impl tessera_server::TaskRuntime for Tokio {
+    fn spawn(&self, work: BoxFuture<'static, ()>) {
+        tokio::spawn(work);
+    }
+
+    fn sleep(&self, duration: Duration) -> BoxFuture<'static, ()> {
+        Box::pin(tokio::time::sleep(duration))
+    }
+}
+
+#[tokio::test]
+async fn a_timeout_ends_a_slow_request_and_lets_a_quick_one_through() {
+    let dropped = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = Arc::clone(&dropped);
+    let server = McpServer::builder("timeouts", "1.0.0")
+        .middleware(tessera_server::middleware::Timeout::new(
+            Duration::from_millis(200),
+        ))
+        .tool(ToolDef::new("hello", |_: Context, _: ()| async {
+            "Hello!"
+        }))
+        .tool(ToolDef::new("slow", move |_: Context, _: ()| {
+            let flag = Arc::clone(&flag);
+            async move {
+                /// Marks the handler dropped when the timeout drops it.
+                struct Guard(Arc<std::sync::atomic::AtomicBool>);
+                impl Drop for Guard {
+                    fn drop(&mut self) {
+                        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+                    }
+                }
+                let _guard = Guard(flag);
+                tokio::time::sleep(Duration::from_secs(30)).await;
+                "late"
+            }
+        }))
+        .build()
+        .unwrap();
+    let timed = || RequestFacts::modern().with_task_runtime(Arc::new(Tokio));
+    let started = std::time::Instant::now();
+    let out = server.handle(call("slow"), timed()).await.to_json();
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_eq!(out["error"]["code"], -32603, "{out}");
+    assert_eq!(
+        out["error"]["message"],
+        "tools/call slow did not finish within 200 ms"
+    );
+    assert!(
+        dropped.load(std::sync::atomic::Ordering::SeqCst),
+        "the handler was dropped"
+    );
+    let out = server.handle(call("hello"), timed()).await.to_json();
+    assert_eq!(out["result"]["content"][0]["text"], "Hello!");
+}
+
+#[tokio::test]
+async fn audit_records_who_called_what_and_how_it_ended() {
+    use tessera_server::middleware::{Audit, AuditRecord};
+    let records = Arc::new(Mutex::new(Vec::<AuditRecord>::new()));
+    let into = Arc::clone(&records);
+    let key = tessera_state::StateKey::generate().unwrap();
+    let codec =
+        tessera_state::RequestStateCodec::new(tessera_state::KeyRing::new("k1", key).unwrap());
+    let [hello, _, ask] = tools();
+    let server = McpServer::builder("audited", "1.0.0")
+        .request_state(codec)
+        .middleware(Audit::new(move |r: &AuditRecord| {
+            into.lock().unwrap().push(r.clone())
+        }))
+        .middleware(for_tools(["secret"], Refuse))
+        .tool(hello)
+        .tool(ask)
+        .build()
+        .unwrap();
+    let facts = || RequestFacts::modern().with_principal("https://idp.example ann");
+    server.handle(call("hello"), facts()).await;
+    server.handle(call("ask"), facts()).await;
+    server.handle(call("secret"), facts()).await;
+    server.handle(call("missing"), RequestFacts::modern()).await;
+    let seen: Vec<(String, Option<String>, &str, Option<i32>)> = records
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r.target.clone().unwrap_or_default(),
+                r.principal.clone(),
+                r.outcome.as_str(),
+                r.error_code,
+            )
+        })
+        .collect();
+    let ann = Some("https://idp.example ann".to_owned());
+    assert_eq!(
+        seen,
+        [
+            ("hello".into(), ann.clone(), "complete", None),
+            ("ask".into(), ann.clone(), "input_required", None),
+            ("secret".into(), ann, "refused", Some(-32042)),
+            ("missing".into(), None, "refused", Some(-32602)),
+        ]
+    );
+    assert!(
+        records
+            .lock()
+            .unwrap()
+            .iter()
+            .all(|r| r.method == "tools/call")
+    );
+}

@@ -83,6 +83,7 @@ impl McpServer {
             caller: incoming.facts.caller_key(),
             auth: incoming.facts.auth.clone(),
             params: Value::Object(params),
+            runtime: crate::middleware::Runtime(incoming.facts.tasks.clone()),
         };
         let end = Box::new(|| {
             Box::pin(self.route(&request.method, Some(request.params.clone()), incoming))

@@ -9,8 +9,10 @@ use std::task::Poll;
 use indexmap::IndexMap;
 use serde_json::{Map, Value, json};
 use tessera_protocol::clock::Instant;
+
+use crate::latch::first_of;
 use tessera_protocol::{
-    BoxFuture, CreateTaskResult, GetTaskResult, InputRequests, JsonObject, RequestId, RequestMeta,
+    CreateTaskResult, GetTaskResult, InputRequests, JsonObject, RequestId, RequestMeta,
     TASKS_EXTENSION, TaskResultType, declares_tasks, tasks_capability,
 };
 
@@ -279,18 +281,6 @@ impl Runner {
             first_of(changed, self.runtime.sleep(LEASE_RENEWAL)).await;
         }
     }
-}
-
-/// Completes when either future does.
-async fn first_of(a: BoxFuture<'static, ()>, b: BoxFuture<'static, ()>) {
-    let (mut a, mut b) = (a, b);
-    std::future::poll_fn(|cx| {
-        if a.as_mut().poll(cx).is_ready() || b.as_mut().poll(cx).is_ready() {
-            return Poll::Ready(());
-        }
-        Poll::Pending
-    })
-    .await
 }
 
 /// Keeps task `id`'s lease while its driver works, on a task of its own (a

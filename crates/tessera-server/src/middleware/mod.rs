@@ -8,7 +8,7 @@
 //! running the rest, and sees what the rest answered ([`Outcome`]). Layers
 //! run in the order they were added, the first outermost (as tower's
 //! `ServiceBuilder`); [`for_tools`] and [`for_methods`] narrow one to some
-//! tools or methods. Ready-made: [`RateLimit`].
+//! tools or methods. Ready-made: [`RateLimit`], [`Timeout`], [`Audit`].
 //!
 //! ```
 //! use tessera_server::middleware::{McpRequest, Middleware, Next, Served};
@@ -34,7 +34,9 @@
 //! # let _ = server;
 //! ```
 
+mod audit;
 mod rate_limit;
+mod timeout;
 
 use std::sync::Arc;
 
@@ -43,7 +45,9 @@ use serde_json::Value;
 use crate::result_json::{Json, is_input_required};
 use crate::{AuthInfo, BoxFuture, ServerError};
 
+pub use audit::{Audit, AuditRecord};
 pub use rate_limit::{MemoryRateLimits, RateDecision, RateLimit, RateLimitStore};
+pub use timeout::Timeout;
 
 /// One request as middleware sees it.
 #[derive(Debug, Clone)]
@@ -65,6 +69,18 @@ pub struct McpRequest {
     /// The request's params without `_meta` (for `tools/call`, the tool's
     /// `arguments` are under `arguments`).
     pub params: Value,
+    /// The transport's runtime, for layers that wait ([`Timeout`]).
+    pub(crate) runtime: Runtime,
+}
+
+/// The transport's task runtime, when it has one.
+#[derive(Clone, Default)]
+pub(crate) struct Runtime(pub(crate) Option<Arc<dyn crate::TaskRuntime>>);
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() { "Runtime" } else { "None" })
+    }
 }
 
 impl McpRequest {
