@@ -282,7 +282,8 @@ impl McpEndpoint {
         match request.era(header_version) {
             RequestEra::Legacy(_)
                 if self.options.legacy != Legacy::Reject
-                    && let Some(refused) = self.check_mirrors(head, &headers, &request, false) =>
+                    && let Some(refused) =
+                        self.check_mirrors(head, &headers, &request, &facts, false) =>
             {
                 return refused;
             }
@@ -343,7 +344,7 @@ impl McpEndpoint {
         request: Request,
         facts: RequestFacts,
     ) -> Response<McpBody> {
-        if let Some(refused) = self.check_mirrors(head, headers, &request, true) {
+        if let Some(refused) = self.check_mirrors(head, headers, &request, &facts, true) {
             return refused;
         }
         if request.method == SUBSCRIPTIONS_LISTEN && !self.options.listen {
@@ -394,6 +395,7 @@ impl McpEndpoint {
         head: &Parts,
         headers: &McpHeaders<'_>,
         request: &Request,
+        facts: &RequestFacts,
         required: bool,
     ) -> Option<Response<McpBody>> {
         let id = Some(request.id.clone());
@@ -401,7 +403,9 @@ impl McpEndpoint {
         {
             return Some(reject::header_mismatch(id, &m.header, &m.body));
         }
-        if let Err((header, problem)) = self.check_param_headers(&head.headers, request, required) {
+        if let Err((header, problem)) =
+            self.check_param_headers(&head.headers, request, facts, required)
+        {
             return Some(reject::header_mismatch(id, &header, &problem));
         }
         // A name with control characters is refused before it reaches a log or a handler.
@@ -430,12 +434,17 @@ impl McpEndpoint {
         &self,
         headers: &http::HeaderMap,
         request: &Request,
+        facts: &RequestFacts,
         required: bool,
     ) -> Result<(), (String, String)> {
         if request.method != "tools/call" {
             return Ok(());
         }
-        let Some(tool) = request.target().and_then(|name| self.server.tool(name)) else {
+        // A tool hidden from this caller has no headers to check: it is unknown to them.
+        let Some(tool) = request
+            .target()
+            .and_then(|name| self.server.tool_for(name, facts))
+        else {
             return Ok(());
         };
         let arguments = request.param("arguments").unwrap_or(&Value::Null);

@@ -111,6 +111,13 @@ impl Visibility for ShowPermitted {
 }
 
 impl McpServer {
+    /// The tool `name` as the caller of a request with `facts` sees it:
+    /// `None` when there is none or it is hidden from that caller.
+    pub fn tool_for(&self, name: &str, facts: &RequestFacts) -> Option<std::sync::Arc<ToolDef>> {
+        self.tool(name)
+            .filter(|tool| self.shows(facts, Offered::Tool(tool)))
+    }
+
     /// Whether the caller of a request with `facts` is shown `item`.
     pub(crate) fn shows(&self, facts: &RequestFacts, item: Offered<'_>) -> bool {
         self.visibility.as_ref().is_none_or(|filter| {
