@@ -174,6 +174,10 @@ impl McpEndpoint {
         let anonymous = Caller {
             peer,
             trace_context: trace_context(&head.headers),
+            tasks: head
+                .extensions
+                .get::<crate::RequestTaskRuntime>()
+                .map(|runtime| Arc::clone(&runtime.0)),
             ..Caller::default()
         };
         let Some(auth) = &self.options.authenticate else {
@@ -658,6 +662,8 @@ pub(crate) struct Caller {
     peer: Option<std::net::IpAddr>,
     /// The `traceparent` and `tracestate` headers.
     trace_context: Option<tessera_protocol::TraceContext>,
+    /// The request's own task runtime ([`RequestTaskRuntime`](crate::RequestTaskRuntime)).
+    tasks: Option<Arc<dyn tessera_server::TaskRuntime>>,
 }
 
 /// The W3C trace context headers (the span's parent when the message's
@@ -671,14 +677,15 @@ fn trace_context(headers: &http::HeaderMap) -> Option<tessera_protocol::TraceCon
 }
 
 impl Caller {
-    /// The facts of a modern request from this caller, with the endpoint's task runtime.
+    /// The facts of a modern request from this caller, with its own task
+    /// runtime or the endpoint's.
     pub(crate) fn facts(self, options: &EndpointOptions) -> RequestFacts {
         RequestFacts {
             era: tessera_server::Era::Modern,
             principal: self.principal,
             auth: self.auth,
             notifications: None,
-            tasks: options.task_runtime.clone(),
+            tasks: self.tasks.or_else(|| options.task_runtime.clone()),
             serves_initialize_era: options.legacy != Legacy::Reject,
             peer: self.peer,
             transport: Some(tessera_server::NetworkTransport::Tcp),

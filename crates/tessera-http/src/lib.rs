@@ -58,7 +58,8 @@ pub use legacy::{
 };
 pub use listen_streams::DEFAULT_LISTEN_STREAMS_PER_CLIENT;
 pub use options::{
-    DEFAULT_KEEP_ALIVE, DEFAULT_QUESTION_TIMEOUT, EndpointOptions, Legacy, resource_metadata_url,
+    DEFAULT_KEEP_ALIVE, DEFAULT_QUESTION_TIMEOUT, EndpointOptions, Legacy, RequestTaskRuntime,
+    resource_metadata_url,
 };
 pub use reject::misconfigured;
 #[cfg(feature = "server")]

@@ -320,3 +320,11 @@ pub fn resource_metadata_url(resource: &str) -> Option<String> {
         "{origin}/.well-known/oauth-protected-resource{path}"
     ))
 }
+
+/// A task runtime for one request, put in its extensions: it runs the
+/// tasks that request starts, over the endpoint's
+/// [`task_runtime`](EndpointOptions::task_runtime). For hosts whose
+/// background work belongs to the request that started it (a Worker's
+/// `waitUntil`).
+#[derive(Clone)]
+pub struct RequestTaskRuntime(pub Arc<dyn tessera_server::TaskRuntime>);

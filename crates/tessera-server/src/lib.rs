@@ -68,6 +68,7 @@ mod response;
 mod result_json;
 mod scopes;
 mod server;
+pub mod task_entry;
 mod task_runtime;
 pub mod task_store;
 pub mod telemetry;

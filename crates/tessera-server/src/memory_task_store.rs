@@ -7,10 +7,10 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use event_listener::Event;
 use tessera_protocol::{BoxFuture, InputRequests, JsonObject, TaskStatus};
 
+use crate::task_entry::{TaskEntry, within_budgets};
 use crate::task_store::{
-    CANCELLED_MESSAGE, NewTask, RUNNER_LEASE, TaskOutcome, TaskPolicy, TaskRecord, TaskStore,
-    TaskStoreError, TaskStoreFuture, WAITING_MESSAGE, kept_outcome, now_ms, result_over_budget,
-    runner_stopped,
+    NewTask, TaskOutcome, TaskPolicy, TaskRecord, TaskStore, TaskStoreError, TaskStoreFuture,
+    kept_outcome, now_ms,
 };
 
 /// Keeps tasks in this process's memory until their TTL runs out, under the
@@ -34,18 +34,9 @@ struct Inner {
 }
 
 struct Kept {
-    record: TaskRecord,
+    entry: TaskEntry,
     /// Its place in creation order.
     seq: u64,
-    principal: Option<String>,
-    caller: Option<String>,
-    /// Until when its runner is known to be alive (ms since the epoch).
-    lease_until: u64,
-    /// Outstanding question keys and the answers given to them.
-    pending: Vec<String>,
-    answers: JsonObject,
-    /// Bytes of its kept result, counted against its caller.
-    bytes: usize,
     changed: Arc<Event>,
 }
 
@@ -73,7 +64,7 @@ impl Inner {
     /// Forgets task `id`, giving back the bytes its result held.
     fn forget(&mut self, id: &str) {
         if let Some(task) = self.tasks.remove(id) {
-            self.release(&task.caller, task.bytes);
+            self.release(&task.entry.caller, task.entry.bytes);
             // A runner still waiting stops (its task is gone).
             task.changed.notify(usize::MAX);
         }
@@ -91,39 +82,15 @@ impl Inner {
 
     /// Forgets the oldest finished (or abandoned: its runner's lease ran
     /// out) task `which` selects, if there is one.
-    fn evict_oldest_finished(&mut self, now: u64, which: impl Fn(&Kept) -> bool) {
+    fn evict_oldest_finished(&mut self, now: u64, which: impl Fn(&TaskEntry) -> bool) {
         let oldest = self
             .tasks
             .iter()
-            .filter(|(_, t)| which(t) && (t.record.status.is_terminal() || t.lease_until < now))
+            .filter(|(_, t)| which(&t.entry) && t.entry.is_evictable(now))
             .min_by_key(|(_, t)| t.seq)
             .map(|(id, _)| id.clone());
         if let Some(id) = oldest {
             self.forget(&id);
-        }
-    }
-}
-
-impl Kept {
-    /// Moves to `status` unless the task ended; says whether it moved.
-    fn set(&mut self, status: TaskStatus, now: u64, message: Option<&str>) -> bool {
-        if self.record.status.is_terminal() {
-            return false;
-        }
-        self.record.status = status;
-        self.record.message = message.map(str::to_owned);
-        self.record.updated_ms = now;
-        true
-    }
-
-    /// Ends an unfinished task whose runner's lease ran out.
-    fn end_if_abandoned(&mut self, now: u64) {
-        if !self.record.status.is_terminal() && self.lease_until < now {
-            let error = runner_stopped();
-            self.set(TaskStatus::Failed, now, Some(&error.message));
-            self.record.input_requests.clear();
-            self.record.error = Some(error);
-            self.changed.notify(usize::MAX);
         }
     }
 }
@@ -145,8 +112,12 @@ impl TaskStore for MemoryTaskStore {
         let now = now_ms();
         let mut inner = self.lock();
         let found = self.live(&mut inner, id, now).and_then(|task| {
-            task.end_if_abandoned(now);
-            (task.principal.as_deref() == principal).then(|| task.record.clone())
+            if task.entry.end_if_abandoned(now) {
+                task.changed.notify(usize::MAX);
+            }
+            task.entry
+                .is_owned_by(principal)
+                .then(|| task.entry.record.clone())
         });
         Box::pin(ready(Ok(found)))
     }
@@ -154,12 +125,8 @@ impl TaskStore for MemoryTaskStore {
     fn ask<'a>(&'a self, id: &'a str, questions: InputRequests) -> TaskStoreFuture<'a, ()> {
         let now = now_ms();
         let mut inner = self.lock();
-        if let Some(task) = self.live(&mut inner, id, now)
-            && task.set(TaskStatus::InputRequired, now, Some(WAITING_MESSAGE))
-        {
-            task.pending = questions.keys().cloned().collect();
-            task.answers = JsonObject::new();
-            task.record.input_requests = questions;
+        if let Some(task) = self.live(&mut inner, id, now) {
+            task.entry.ask(questions, now);
         }
         Box::pin(ready(Ok(())))
     }
@@ -174,23 +141,12 @@ impl TaskStore for MemoryTaskStore {
         let mut inner = self.lock();
         let Some(task) = self
             .live(&mut inner, id, now)
-            .filter(|t| t.principal.as_deref() == principal)
+            .filter(|t| t.entry.is_owned_by(principal))
         else {
             return Box::pin(ready(Ok(false)));
         };
-        if task.record.status == TaskStatus::InputRequired {
-            for (key, response) in responses {
-                if let Some(at) = task.pending.iter().position(|k| *k == key) {
-                    task.pending.swap_remove(at);
-                    task.record.input_requests.shift_remove(&key);
-                    task.answers.insert(key, response);
-                }
-            }
-            if task.pending.is_empty() {
-                task.set(TaskStatus::Working, now, None);
-                task.record.input_requests.clear();
-                task.changed.notify(usize::MAX);
-            }
+        if task.entry.answer(responses, now) {
+            task.changed.notify(usize::MAX);
         }
         Box::pin(ready(Ok(true)))
     }
@@ -198,12 +154,9 @@ impl TaskStore for MemoryTaskStore {
     fn take_answers<'a>(&'a self, id: &'a str) -> TaskStoreFuture<'a, Option<JsonObject>> {
         let now = now_ms();
         let mut inner = self.lock();
-        let taken = self.live(&mut inner, id, now).and_then(|task| {
-            (task.record.status == TaskStatus::Working
-                && task.pending.is_empty()
-                && !task.answers.is_empty())
-            .then(|| std::mem::take(&mut task.answers))
-        });
+        let taken = self
+            .live(&mut inner, id, now)
+            .and_then(|task| task.entry.take_answers());
         Box::pin(ready(Ok(taken)))
     }
 
@@ -213,45 +166,18 @@ impl TaskStore for MemoryTaskStore {
         let mut inner = self.lock();
         let Some(caller) = self
             .live(&mut inner, id, now)
-            .filter(|t| !t.record.status.is_terminal())
-            .map(|t| t.caller.clone())
+            .filter(|t| !t.entry.record.status.is_terminal())
+            .map(|t| t.entry.caller.clone())
         else {
             return Box::pin(ready(Ok(())));
         };
         let mine = inner.bytes_by_caller.get(&caller).copied().unwrap_or(0);
-        let (outcome, bytes) = if mine.saturating_add(bytes) > self.policy.max_kept_bytes_per_caller
-        {
-            let limit = self.policy.max_kept_bytes_per_caller;
-            (
-                TaskOutcome::Failed(result_over_budget("this caller's tasks", limit)),
-                0,
-            )
-        } else if inner.bytes.saturating_add(bytes) > self.policy.max_kept_bytes {
-            let limit = self.policy.max_kept_bytes;
-            (
-                TaskOutcome::Failed(result_over_budget("the server's tasks", limit)),
-                0,
-            )
-        } else {
-            (outcome, bytes)
-        };
+        let (outcome, bytes) = within_budgets(outcome, bytes, mine, inner.bytes, &self.policy);
         inner.bytes += bytes;
         *inner.bytes_by_caller.entry(caller).or_default() += bytes;
-        let Some(task) = inner.tasks.get_mut(id) else {
-            return Box::pin(ready(Ok(())));
-        };
-        task.bytes = bytes;
-        match outcome {
-            TaskOutcome::Completed(result) => {
-                task.set(TaskStatus::Completed, now, None);
-                task.record.result = Some(result);
-            }
-            TaskOutcome::Failed(error) => {
-                task.set(TaskStatus::Failed, now, Some(&error.message));
-                task.record.error = Some(error);
-            }
+        if let Some(task) = inner.tasks.get_mut(id) {
+            task.entry.finish(outcome, bytes, now);
         }
-        task.record.input_requests.clear();
         Box::pin(ready(Ok(())))
     }
 
@@ -260,14 +186,11 @@ impl TaskStore for MemoryTaskStore {
         let mut inner = self.lock();
         let Some(task) = self
             .live(&mut inner, id, now)
-            .filter(|t| t.principal.as_deref() == principal)
+            .filter(|t| t.entry.is_owned_by(principal))
         else {
             return Box::pin(ready(Ok(false)));
         };
-        if task.set(TaskStatus::Cancelled, now, Some(CANCELLED_MESSAGE)) {
-            task.record.input_requests.clear();
-            task.pending.clear();
-        }
+        task.entry.cancel(now);
         task.changed.notify(usize::MAX);
         Box::pin(ready(Ok(true)))
     }
@@ -275,12 +198,9 @@ impl TaskStore for MemoryTaskStore {
     fn renew<'a>(&'a self, id: &'a str) -> TaskStoreFuture<'a, Option<TaskStatus>> {
         let now = now_ms();
         let mut inner = self.lock();
-        let status = self.live(&mut inner, id, now).map(|task| {
-            if !task.record.status.is_terminal() {
-                task.lease_until = now + RUNNER_LEASE.as_millis() as u64;
-            }
-            task.record.status
-        });
+        let status = self
+            .live(&mut inner, id, now)
+            .map(|task| task.entry.renew(now));
         Box::pin(ready(Ok(status)))
     }
 
@@ -300,11 +220,10 @@ impl TaskStore for MemoryTaskStore {
 impl MemoryTaskStore {
     /// Task `id` unless it expired (an expired one is forgotten).
     fn live<'i>(&self, inner: &'i mut Inner, id: &str, now: u64) -> Option<&'i mut Kept> {
-        let ttl = self.policy.ttl.as_millis() as u64;
         let expired = inner
             .tasks
             .get(id)
-            .is_some_and(|t| now.saturating_sub(t.record.created_ms) >= ttl);
+            .is_some_and(|t| t.entry.is_expired(now, &self.policy));
         if expired {
             inner.forget(id);
         }
@@ -313,49 +232,52 @@ impl MemoryTaskStore {
 
     fn create_now(&self, new: NewTask) -> Result<TaskRecord, TaskStoreError> {
         let now = now_ms();
-        let ttl = self.policy.ttl.as_millis() as u64;
         let mut inner = self.lock();
         let expired: Vec<String> = inner
             .tasks
             .iter()
-            .filter(|(_, t)| now.saturating_sub(t.record.created_ms) >= ttl)
+            .filter(|(_, t)| t.entry.is_expired(now, &self.policy))
             .map(|(id, _)| id.clone())
             .collect();
         for id in expired {
             inner.forget(&id);
         }
-        let mine = |t: &Kept| t.caller == new.caller;
-        let live = |t: &Kept| !t.record.status.is_terminal() && t.lease_until >= now;
-        let live_mine = inner.tasks.values().filter(|t| mine(t) && live(t)).count();
+        let mine = |t: &TaskEntry| t.caller == new.caller;
+        let live_mine = inner
+            .tasks
+            .values()
+            .filter(|t| mine(&t.entry) && t.entry.is_live(now))
+            .count();
         if live_mine >= self.policy.max_live_per_caller {
             return Err(TaskStoreError::CallerFull(self.policy.max_live_per_caller));
         }
-        if inner.tasks.values().filter(|t| mine(t)).count() >= self.policy.max_kept_per_caller {
-            inner.evict_oldest_finished(now, |t| mine(t));
+        if inner.tasks.values().filter(|t| mine(&t.entry)).count()
+            >= self.policy.max_kept_per_caller
+        {
+            inner.evict_oldest_finished(now, mine);
         }
         if inner.tasks.len() >= self.policy.max_kept {
             inner.evict_oldest_finished(now, |_| true);
         }
-        let live_all = inner.tasks.values().filter(|t| live(t)).count();
+        let live_all = inner
+            .tasks
+            .values()
+            .filter(|t| t.entry.is_live(now))
+            .count();
         if live_all >= self.policy.max_live || inner.tasks.len() >= self.policy.max_kept {
             return Err(TaskStoreError::Full);
         }
         let id = tessera_state::random_id()
             .ok_or_else(|| TaskStoreError::Unavailable("no randomness for a task id".into()))?;
-        let record = TaskRecord::working(id.clone(), now);
+        let entry = TaskEntry::new(id.clone(), new, now);
+        let record = entry.record.clone();
         inner.created += 1;
         let seq = inner.created;
         inner.tasks.insert(
             id,
             Kept {
-                record: record.clone(),
+                entry,
                 seq,
-                principal: new.principal,
-                caller: new.caller,
-                lease_until: now + RUNNER_LEASE.as_millis() as u64,
-                pending: Vec::new(),
-                answers: JsonObject::new(),
-                bytes: 0,
                 changed: Arc::new(Event::new()),
             },
         );

@@ -15,6 +15,7 @@
 
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tessera_protocol::clock::{SystemTime, UNIX_EPOCH};
 use tessera_protocol::{
@@ -57,7 +58,7 @@ pub const LEASE_RENEWAL: Duration = Duration::from_secs(1);
 
 /// How long tasks are kept, how often clients poll, and the quotas a store
 /// enforces. The defaults are the constants of this module.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TaskPolicy {
     /// How long a task is kept after it was created.
@@ -126,7 +127,7 @@ impl TaskPolicy {
 }
 
 /// A task as a store keeps it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TaskRecord {
     /// The task's id.
@@ -182,7 +183,7 @@ impl TaskRecord {
 }
 
 /// Who a new task belongs to.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NewTask {
     /// Whose task it is: only the same principal (or anonymous caller) sees it.
     pub principal: Option<String>,
@@ -191,7 +192,8 @@ pub struct NewTask {
 }
 
 /// How a task ended, as its runner reports it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum TaskOutcome {
     /// The call's result, as JSON.
     Completed(Value),

@@ -4,11 +4,12 @@ use std::sync::Arc;
 
 use tessera_auth::OAuthVars;
 use tessera_http::{EndpointOptions, Vars};
-use tessera_server::BuildError;
+use tessera_server::{BuildError, TaskPolicy, TaskStore};
 use tessera_state::{KEY_VAR, KEYS_VAR, KeyRing, RequestStateCodec, TicketLedger};
 use worker::Env;
 
 use crate::ledger::{DurableObjectLedger, LEDGER_BINDING};
+use crate::task_store::{DurableObjectTaskStore, TASK_STORE_BINDING};
 
 /// The endpoint's settings and the server's ingredients, read from the environment.
 pub struct WorkerConfig {
@@ -24,6 +25,12 @@ pub struct WorkerSetup {
     pub codec: RequestStateCodec,
     /// The Durable Object ledger, when the `TICKET_LEDGER` binding exists.
     pub ledger: Option<Arc<dyn TicketLedger>>,
+    /// The Durable Object task store (default policy), when the
+    /// `TASK_STORE` binding exists: give it to
+    /// `McpServerBuilder::task_store`, so every isolate answers
+    /// `tasks/get`, `tasks/update` and `tasks/cancel` and tasks outlive
+    /// their isolate.
+    pub task_store: Option<Arc<dyn TaskStore>>,
     /// The Worker's environment, for the application's own vars and bindings.
     pub env: Env,
     /// The scopes every tool needs (`OAUTH_SCOPE`, split at spaces): give
@@ -46,7 +53,7 @@ impl WorkerSetup {
 
 impl WorkerConfig {
     /// Reads the key, the allow-lists, the era policy, OAuth and the ledger
-    /// binding; an error is a sentence for the operator.
+    /// and task store bindings; an error is a sentence for the operator.
     pub fn from_env(env: &Env) -> Result<Self, String> {
         let vars = WorkerVars(env);
         let codec = RequestStateCodec::new(key_ring(&vars)?);
@@ -58,11 +65,22 @@ impl WorkerConfig {
         let ledger = env.durable_object(LEDGER_BINDING).ok().map(|namespace| {
             Arc::new(DurableObjectLedger::new(namespace)) as Arc<dyn TicketLedger>
         });
+        let task_store = env
+            .durable_object(TASK_STORE_BINDING)
+            .ok()
+            .map(|namespace| {
+                Arc::new(DurableObjectTaskStore::new(
+                    namespace,
+                    "tasks",
+                    TaskPolicy::default(),
+                )) as Arc<dyn TaskStore>
+            });
         Ok(Self {
             options,
             setup: WorkerSetup {
                 codec,
                 ledger,
+                task_store,
                 env: env.clone(),
                 oauth_scopes: oauth.scopes,
             },

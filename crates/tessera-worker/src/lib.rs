@@ -28,13 +28,19 @@
 //!   when present, [`WorkerSetup::ledger`] is a [`DurableObjectLedger`] so
 //!   single-use tools refuse a ticket presented twice, across isolates and
 //!   locations.
+//! - A Durable Object binding `TASK_STORE` of class [`TaskStoreObject`]:
+//!   when present, [`WorkerSetup::task_store`] is a [`DurableObjectTaskStore`],
+//!   so tasks (the tasks extension) are answered by every isolate and outlive
+//!   the one that started them. Their handlers run on the request's
+//!   `waitUntil` ([`WorkerTasks`]), which Cloudflare ends 30 s after the
+//!   response: a task needing longer ends `failed`, saying so.
 //!
 //! ```ignore
 //! use worker::{Context, Env, HttpRequest, event};
 //!
 //! #[event(fetch)]
-//! async fn fetch(req: HttpRequest, env: Env, _ctx: Context) -> worker::Result<http::Response<tessera_worker::McpBody>> {
-//!     Ok(tessera_worker::serve(req, &env, |setup| my_server(setup.codec)).await)
+//! async fn fetch(req: HttpRequest, env: Env, ctx: Context) -> worker::Result<http::Response<tessera_worker::McpBody>> {
+//!     Ok(tessera_worker::serve(req, &env, ctx, |setup| my_server(setup.codec)).await)
 //! }
 //! ```
 
@@ -43,10 +49,18 @@ mod fetch;
 mod ledger;
 mod ledger_object;
 mod serve;
+mod task_runtime;
+mod task_store;
+mod task_store_object;
 
 pub use config::{WorkerConfig, WorkerSetup};
 pub use fetch::WorkerFetch;
 pub use ledger::{DurableObjectLedger, LEDGER_BINDING};
 pub use ledger_object::TicketLedgerObject;
 pub use serve::serve;
+pub use task_runtime::WorkerTasks;
+pub use task_store::{
+    DurableObjectTaskStore, MAX_WORKER_RESULT_BYTES, TASK_STORE_BINDING, WAKE_POLL,
+};
+pub use task_store_object::TaskStoreObject;
 pub use tessera_http::McpBody;

@@ -5,11 +5,11 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use http_body_util::BodyExt;
-use tessera_http::{McpBody, McpEndpoint, misconfigured};
+use tessera_http::{McpBody, McpEndpoint, RequestTaskRuntime, misconfigured};
 use tessera_server::{BuildError, McpServer};
-use worker::{Env, HttpRequest};
+use worker::{Context, Env, HttpRequest};
 
-use crate::{WorkerConfig, WorkerSetup};
+use crate::{WorkerConfig, WorkerSetup, WorkerTasks};
 
 thread_local! {
     /// The endpoint, built by the first request of this isolate.
@@ -18,10 +18,16 @@ thread_local! {
 
 /// Serves one request: builds the server with `build` on the isolate's first
 /// request (from [`WorkerConfig::from_env`]), then runs the check ladder and
-/// the handler. A configuration error answers 500 naming the fix (and is
+/// the handler. Calls that go on as tasks run on the event's `waitUntil`
+/// ([`WorkerTasks`]). A configuration error answers 500 naming the fix (and is
 /// not kept: the next request reads the environment again). The server built
 /// first serves the isolate's whole life: one Worker, one server.
-pub async fn serve<F>(request: HttpRequest, env: &Env, build: F) -> http::Response<McpBody>
+pub async fn serve<F>(
+    request: HttpRequest,
+    env: &Env,
+    ctx: Context,
+    build: F,
+) -> http::Response<McpBody>
 where
     F: FnOnce(WorkerSetup) -> Result<McpServer, BuildError>,
 {
@@ -33,7 +39,10 @@ where
         }
     };
     // The endpoint needs a `Send + Sync` body error; the Worker's carries a JS value.
-    let request = request.map(|body| body.map_err(|e| std::io::Error::other(e.to_string())));
+    let mut request = request.map(|body| body.map_err(|e| std::io::Error::other(e.to_string())));
+    request
+        .extensions_mut()
+        .insert(RequestTaskRuntime(Arc::new(WorkerTasks::new(ctx))));
     let mut service = (*endpoint).clone();
     match tower_service::Service::call(&mut service, request).await {
         Ok(response) => response,

@@ -23,9 +23,9 @@ pub use tessera::worker::TicketLedgerObject;
 async fn fetch(
     request: HttpRequest,
     env: Env,
-    _ctx: Context,
+    ctx: Context,
 ) -> worker::Result<http::Response<McpBody>> {
-    Ok(tessera::worker::serve(request, &env, |setup| {
+    Ok(tessera::worker::serve(request, &env, ctx, |setup| {
         let single_use = match setup.env.var("SINGLE_USE").map(|v| v.to_string()) {
             Ok(v) if v == "true" => true,
             Ok(v) if v == "false" || v.is_empty() => false,

@@ -299,11 +299,13 @@ impl Drop for OidcProvider {
     }
 }
 
-/// The counter Worker (`examples/counter-worker`) under `wrangler dev`
-/// (workerd) on a free port, built first; stopped with its process group.
-pub struct CounterWorker {
+/// A Worker crate's `dev` script under `wrangler dev` (workerd) on a free
+/// port, built first; stopped with its process group.
+pub struct WorkerDev {
     child: Child,
-    _state: TempDir,
+    /// Its log, and its Durable Objects' state unless kept elsewhere.
+    _scratch: TempDir,
+    log: PathBuf,
     /// One at a time in a test process: wrangler instances started together
     /// collide on workerd's local sockets.
     _turn: WorkerTurn,
@@ -311,76 +313,110 @@ pub struct CounterWorker {
     pub url: String,
 }
 
-impl CounterWorker {
-    /// Builds and starts it with `key` as `MRTR_REQUEST_STATE_KEY` (`None`:
-    /// no key at all), and waits until it answers (the first build of the
-    /// wasm can take minutes).
+/// The counter Worker (`examples/counter-worker`).
+pub type CounterWorker = WorkerDev;
+
+impl WorkerDev {
+    /// Builds and starts the counter Worker with `key` as
+    /// `MRTR_REQUEST_STATE_KEY` (`None`: no key at all), and waits until it
+    /// answers (the first build of the wasm can take minutes).
     pub fn start(key: Option<&str>) -> Self {
         Self::start_with(key, false)
     }
 
     /// The same, with every ticket single-use (through its Durable Object ledger) when `single_use`.
     pub fn start_with(key: Option<&str>, single_use: bool) -> Self {
-        Self::start_configured(key, single_use, None)
+        Self::start_counter(key, single_use, None)
     }
 
     /// The same, requiring access tokens of `issuer` with `scope` (the
     /// Worker vars `OAUTH_ISSUER`, `OAUTH_SCOPE`, and `OAUTH_RESOURCE` its
     /// own URL).
     pub fn start_protected(key: &str, issuer: &str, scope: &str) -> Self {
-        Self::start_configured(Some(key), false, Some((issuer, scope)))
+        Self::start_counter(Some(key), false, Some((issuer, scope)))
     }
 
-    fn start_configured(key: Option<&str>, single_use: bool, oauth: Option<(&str, &str)>) -> Self {
+    fn start_counter(key: Option<&str>, single_use: bool, oauth: Option<(&str, &str)>) -> Self {
+        let port = free_port();
+        let resource = oauth.map_or(String::new(), |_| format!("http://127.0.0.1:{port}/mcp"));
+        Self::start_at(
+            "examples/counter-worker",
+            port,
+            key,
+            None,
+            &[
+                ("SINGLE_USE", if single_use { "true" } else { "false" }),
+                ("OAUTH_ISSUER", oauth.map_or("", |(issuer, _)| issuer)),
+                ("OAUTH_SCOPE", oauth.map_or("", |(_, scope)| scope)),
+                ("OAUTH_RESOURCE", &resource),
+            ],
+        )
+    }
+
+    /// Builds and starts the Worker whose `dev` script is in `dir` (from the
+    /// repository's root) on `port`, with `key` as `MRTR_REQUEST_STATE_KEY`,
+    /// its Durable Objects' state in `state` (kept across starts; `None`: a
+    /// fresh directory removed with it) and the variables `env`.
+    pub fn start_at(
+        dir: &str,
+        port: u16,
+        key: Option<&str>,
+        state: Option<&Path>,
+        env: &[(&str, &str)],
+    ) -> Self {
         use std::io::{BufRead, BufReader};
         use std::os::unix::process::CommandExt;
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/counter-worker");
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         assert!(
-            dir.join("node_modules/.bin/wrangler").exists(),
+            root.join("examples/counter-worker/node_modules/.bin/wrangler")
+                .exists(),
             "wrangler is not installed for examples/counter-worker: run scripts/install-test-peers (scripts/test does)"
         );
         let turn = WorkerTurn::take();
-        let state = TempDir::new("counter-worker");
-        let log = state.0.join("dev.log");
-        let port = free_port();
-        let mut command = Command::new(dir.join("dev"));
+        let scratch = TempDir::new("worker-dev");
+        let log = scratch.0.join("dev.log");
+        let state_dir = state.map_or_else(|| scratch.0.join("state"), Path::to_path_buf);
+        let mut command = Command::new(root.join(dir).join("dev"));
         command
             .arg(port.to_string())
             .env("MRTR_REQUEST_STATE_KEY", key.unwrap_or(""))
-            .env("COUNTER_WORKER_STATE", state.0.join("state"))
-            .env("SINGLE_USE", if single_use { "true" } else { "false" })
-            .env("OAUTH_ISSUER", oauth.map_or("", |(issuer, _)| issuer))
-            .env("OAUTH_SCOPE", oauth.map_or("", |(_, scope)| scope))
-            .env(
-                "OAUTH_RESOURCE",
-                oauth.map_or(String::new(), |_| format!("http://127.0.0.1:{port}/mcp")),
-            )
+            .env("COUNTER_WORKER_STATE", &state_dir)
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(std::fs::File::create(&log).expect("a log file"))
             .process_group(0);
         let mut child = command
             .spawn()
-            .unwrap_or_else(|e| panic!("cannot start examples/counter-worker/dev: {e}"));
+            .unwrap_or_else(|e| panic!("cannot start {dir}/dev: {e}"));
         let mut lines = BufReader::new(child.stdout.take().expect("piped")).lines();
         let ready = lines.next().and_then(Result::ok).unwrap_or_default();
-        if !ready.starts_with("counter-worker: ready") {
+        if !ready.contains(": ready at ") {
             stop_group(&mut child);
-            let text = std::fs::read_to_string(&log).unwrap_or_default();
-            let tail: Vec<&str> = text.lines().rev().take(40).collect();
-            let tail: Vec<&str> = tail.into_iter().rev().collect();
-            panic!("the counter Worker did not start:\n{}", tail.join("\n"));
+            panic!("the Worker of {dir} did not start:\n{}", log_tail(&log, 40));
         }
         std::thread::spawn(move || for _ in lines {});
         Self {
             child,
-            _state: state,
+            _scratch: scratch,
+            log,
             _turn: turn,
             url: format!("http://127.0.0.1:{port}/mcp"),
         }
     }
+
+    /// The last `lines` lines of what `wrangler dev` and the Worker logged.
+    pub fn log_tail(&self, lines: usize) -> String {
+        log_tail(&self.log, lines)
+    }
 }
 
-impl Drop for CounterWorker {
+fn log_tail(log: &Path, lines: usize) -> String {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let tail: Vec<&str> = text.lines().rev().take(lines).collect();
+    tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+}
+
+impl Drop for WorkerDev {
     fn drop(&mut self) {
         stop_group(&mut self.child);
     }

@@ -1,0 +1,159 @@
+//! Tasks on Workers, under `wrangler dev` (workerd): the Durable Object task
+//! store keeps the `TaskStore` contract inside the runtime it is built for,
+//! and a Worker's tasks are polled, answered, cancelled, outlive a restart,
+//! and end `failed` when the process running them dies.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use test_harness::{TempDir, WorkerDev, free_port, mcp_post_declaring};
+
+const KEY: &str = "tasks-worker-tests-key-0123456789abcdef";
+
+fn start(port: u16, state: &TempDir) -> WorkerDev {
+    WorkerDev::start_at("tests/tasks-worker", port, Some(KEY), Some(&state.0), &[])
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_durable_object_store_keeps_the_task_store_contract_inside_workerd() {
+    let state = TempDir::new("tasks-worker-contract");
+    let worker = tokio::task::spawn_blocking(move || {
+        let worker = start(free_port(), &state);
+        (worker, state)
+    })
+    .await
+    .unwrap()
+    .0;
+    let url = worker.url.replace("/mcp", "/check-task-store");
+    let reply = reqwest::Client::new()
+        .get(&url)
+        .timeout(Duration::from_secs(120))
+        .send()
+        .await;
+    let (status, body) = match reply {
+        Ok(r) => (r.status().as_u16(), r.text().await.unwrap_or_default()),
+        Err(e) => (0, e.to_string()),
+    };
+    assert!(
+        status == 200 && body.starts_with("kept: 8 checks"),
+        "the contract failed inside workerd (HTTP {status}: {body}); the Worker's log:\n{}",
+        worker.log_tail(60)
+    );
+}
+
+fn tasks_declared() -> Value {
+    json!({"elicitation": {"form": {}}, "extensions": {"io.modelcontextprotocol/tasks": {}}})
+}
+
+async fn post(http: &reqwest::Client, url: &str, method: &str, params: Value) -> Value {
+    let reply = mcp_post_declaring(http, url, None, 1, method, params, tasks_declared()).await;
+    assert_eq!(reply.status, 200, "{method}: {}", reply.body);
+    reply.body
+}
+
+/// Starts `tool` as a task: its id.
+async fn start_task(http: &reqwest::Client, url: &str, tool: &str, arguments: Value) -> String {
+    let body = post(
+        http,
+        url,
+        "tools/call",
+        json!({"name": tool, "arguments": arguments}),
+    )
+    .await;
+    assert_eq!(body["result"]["resultType"], "task", "{body}");
+    body["result"]["taskId"]
+        .as_str()
+        .expect("a task id")
+        .to_owned()
+}
+
+/// Polls task `id` until its status is `want`, within `within`.
+async fn until_status(
+    http: &reqwest::Client,
+    url: &str,
+    id: &str,
+    want: &str,
+    within: Duration,
+) -> Value {
+    let started = Instant::now();
+    loop {
+        let body = post(http, url, "tasks/get", json!({"taskId": id})).await;
+        let task = &body["result"];
+        if task["status"] == want {
+            return task.clone();
+        }
+        assert!(
+            started.elapsed() < within,
+            "task {id} is not {want} after {within:?}: {body}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_workers_tasks_are_answered_cancelled_kept_across_a_restart_and_fail_when_their_runner_dies()
+ {
+    let state = TempDir::new("tasks-worker-state");
+    let port = free_port();
+    let (worker, state) = tokio::task::spawn_blocking(move || (start(port, &state), state))
+        .await
+        .unwrap();
+    let url = worker.url.clone();
+    let http = reqwest::Client::new();
+
+    // Asked inside the task, answered with tasks/update, completed.
+    let id = start_task(
+        &http,
+        &url,
+        "confirm-delete",
+        json!({"filename": "notes.txt"}),
+    )
+    .await;
+    let asking = until_status(&http, &url, &id, "input_required", Duration::from_secs(10)).await;
+    assert!(asking["inputRequests"]["confirm"].is_object(), "{asking}");
+    post(
+        &http,
+        &url,
+        "tasks/update",
+        json!({"taskId": id, "inputResponses": {"confirm": {"action": "accept", "content": {"confirm": true}}}}),
+    )
+    .await;
+    let done = until_status(&http, &url, &id, "completed", Duration::from_secs(10)).await;
+    assert_eq!(
+        done["result"]["content"][0]["text"], "Deleted notes.txt.",
+        "{done}"
+    );
+
+    // Cancelled while it works.
+    let cancelled = start_task(&http, &url, "slow", json!({"seconds": 20})).await;
+    until_status(&http, &url, &cancelled, "working", Duration::from_secs(5)).await;
+    post(&http, &url, "tasks/cancel", json!({"taskId": cancelled})).await;
+    until_status(&http, &url, &cancelled, "cancelled", Duration::from_secs(2)).await;
+
+    // Its process killed while a task works: after a restart on the same
+    // storage, the finished tasks are still there and the orphan fails.
+    let orphan = start_task(&http, &url, "slow", json!({"seconds": 20})).await;
+    until_status(&http, &url, &orphan, "working", Duration::from_secs(5)).await;
+    drop(worker);
+    let killed_at = Instant::now();
+    let (worker, _state) = tokio::task::spawn_blocking(move || (start(port, &state), state))
+        .await
+        .unwrap();
+    let restarted_in = killed_at.elapsed();
+    let url = worker.url.clone();
+    let kept = post(&http, &url, "tasks/get", json!({"taskId": id})).await;
+    assert_eq!(kept["result"]["status"], "completed", "{kept}");
+    // The runner's lease (3 s) from the kill, plus a poll.
+    let failed = until_status(&http, &url, &orphan, "failed", Duration::from_secs(5)).await;
+    eprintln!(
+        "restarted in {restarted_in:?}; the orphan failed {:?} after the kill",
+        killed_at.elapsed()
+    );
+    assert!(
+        failed["statusMessage"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("stopped"),
+        "{failed}"
+    );
+}
