@@ -7,7 +7,7 @@ use worker::{DurableObject, Env, Request, Response, Result, State, durable_objec
 /// The storage key holding the ticket's expiry (unix seconds).
 const USED: &str = "used";
 
-/// The Durable Object class behind [`DurableObjectLedger`]: export it from
+/// The Durable Object class behind [`DurableObjectLedger`](crate::DurableObjectLedger): export it from
 /// the Worker (`pub use tessera_worker::TicketLedgerObject;`) and bind it as
 /// `TICKET_LEDGER` with a `new_sqlite_classes` migration.
 #[durable_object]

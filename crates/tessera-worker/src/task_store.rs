@@ -93,7 +93,7 @@ pub(crate) struct Call {
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum Created {
-    Task(TaskRecord),
+    Task(Box<TaskRecord>),
     CallerFull,
     Full,
 }
@@ -169,7 +169,7 @@ impl TaskStore for DurableObjectTaskStore {
         let policy = &self.policy;
         Box::pin(async move {
             match created.await? {
-                Created::Task(record) => Ok(record),
+                Created::Task(record) => Ok(*record),
                 Created::CallerFull => Err(TaskStoreError::CallerFull(policy.max_live_per_caller)),
                 Created::Full => Err(TaskStoreError::Full),
             }

@@ -43,7 +43,7 @@ impl DurableObject for TaskStoreObject {
         Self { state }
     }
 
-    /// `POST /step` with a [`Call`]: its answer as JSON, or 400 naming what
+    /// `POST /step` with a store step as JSON: its answer as JSON, or 400 naming what
     /// was wrong with the call, or 500 naming what storage said.
     async fn fetch(&self, mut request: Request) -> Result<Response> {
         let call: Call = match serde_json::from_str(&request.text().await?) {
@@ -328,7 +328,7 @@ impl Tasks {
         let seq = self.count("SELECT MAX(seq) AS n FROM tasks", Vec::new())? as u64 + 1;
         let entry = TaskEntry::new(id, new, now);
         self.save(seq, &entry)?;
-        Ok(Created::Task(entry.record))
+        Ok(Created::Task(Box::new(entry.record)))
     }
 }
 

@@ -87,7 +87,9 @@ async fn check_task_store(
     env: &Env,
     ctx: worker::Context,
 ) -> worker::Result<http::Response<McpBody>> {
-    std::panic::set_hook(Box::new(|info| worker::console_error!("{info}")));
+    std::panic::set_hook(Box::new(|info| {
+        worker::console_log!("check-task-store: {info}")
+    }));
     let namespace = env.durable_object(TASK_STORE_BINDING)?;
     let run = format!("contract-{}", worker::Date::now().as_millis());
     let mut checks = 0;

@@ -10,20 +10,23 @@ use test_harness::{TempDir, WorkerDev, free_port, mcp_post_declaring};
 
 const KEY: &str = "tasks-worker-tests-key-0123456789abcdef";
 
-fn start(port: u16, state: &TempDir) -> WorkerDev {
-    WorkerDev::start_at("tests/tasks-worker", port, Some(KEY), Some(&state.0), &[])
+/// Builds and starts the Worker on `port`, its Durable Objects' storage in
+/// `state` (kept across starts) or a fresh directory.
+fn start(port: u16, state: Option<&TempDir>) -> WorkerDev {
+    WorkerDev::start_at(
+        "tests/tasks-worker",
+        port,
+        Some(KEY),
+        state.map(|s| s.0.as_path()),
+        &[],
+    )
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_durable_object_store_keeps_the_task_store_contract_inside_workerd() {
-    let state = TempDir::new("tasks-worker-contract");
-    let worker = tokio::task::spawn_blocking(move || {
-        let worker = start(free_port(), &state);
-        (worker, state)
-    })
-    .await
-    .unwrap()
-    .0;
+    let worker = tokio::task::spawn_blocking(|| start(free_port(), None))
+        .await
+        .unwrap();
     let url = worker.url.replace("/mcp", "/check-task-store");
     let reply = reqwest::Client::new()
         .get(&url)
@@ -95,7 +98,7 @@ async fn a_workers_tasks_are_answered_cancelled_kept_across_a_restart_and_fail_w
  {
     let state = TempDir::new("tasks-worker-state");
     let port = free_port();
-    let (worker, state) = tokio::task::spawn_blocking(move || (start(port, &state), state))
+    let (worker, state) = tokio::task::spawn_blocking(move || (start(port, Some(&state)), state))
         .await
         .unwrap();
     let url = worker.url.clone();
@@ -136,7 +139,7 @@ async fn a_workers_tasks_are_answered_cancelled_kept_across_a_restart_and_fail_w
     until_status(&http, &url, &orphan, "working", Duration::from_secs(5)).await;
     drop(worker);
     let killed_at = Instant::now();
-    let (worker, _state) = tokio::task::spawn_blocking(move || (start(port, &state), state))
+    let (worker, _state) = tokio::task::spawn_blocking(move || (start(port, Some(&state)), state))
         .await
         .unwrap();
     let restarted_in = killed_at.elapsed();

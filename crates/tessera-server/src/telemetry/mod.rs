@@ -5,8 +5,8 @@
 //!
 //! - [`observe`](crate::McpServer::observe): the SERVER span of one request,
 //!   and its duration, which every transport wraps around serving it;
-//! - [`flow`]: what a ticket carries so that later rounds find round one;
-//! - [`metrics`]: the instruments, recorded once [`record_metrics`] was given
+//! - `flow`: what a ticket carries so that later rounds find round one;
+//! - `metrics`: the instruments, recorded once `record_metrics` was given
 //!   a meter (feature `otel`).
 //!
 //! Spans are `tracing` spans under the target [`SPAN_TARGET`]: with no
