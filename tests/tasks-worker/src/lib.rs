@@ -87,6 +87,9 @@ async fn check_task_store(
     env: &Env,
     ctx: worker::Context,
 ) -> worker::Result<http::Response<McpBody>> {
+    // A broken rule panics; the request then hangs (the wasm aborts) and the
+    // test shows the log. console.error from a panic hook never reaches
+    // wrangler dev's log; console.log does.
     std::panic::set_hook(Box::new(|info| {
         worker::console_log!("check-task-store: {info}")
     }));
