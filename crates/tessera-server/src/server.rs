@@ -113,6 +113,12 @@ impl McpServer {
         &self.info
     }
 
+    /// Where the server keeps tasks: `None` when none of its tools may run
+    /// as one.
+    pub fn task_store(&self) -> Option<&Arc<dyn crate::TaskStore>> {
+        self.tasks.as_ref()
+    }
+
     /// The tools offered now, in registration order.
     pub fn tools(&self) -> Vec<Arc<ToolDef>> {
         self.catalog().tools.values().cloned().collect()

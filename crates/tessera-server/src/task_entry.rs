@@ -104,13 +104,16 @@ impl TaskEntry {
         true
     }
 
-    /// Waits for answers to `questions`, dropping earlier answers not taken.
-    pub fn ask(&mut self, questions: InputRequests, now: u64) {
-        if self.set(TaskStatus::InputRequired, now, Some(WAITING_MESSAGE)) {
-            self.pending = questions.keys().cloned().collect();
-            self.answers = JsonObject::new();
-            self.record.input_requests = questions;
+    /// Waits for answers to `questions`, dropping earlier answers not taken;
+    /// `false` (nothing changed) when it ended.
+    pub fn ask(&mut self, questions: InputRequests, now: u64) -> bool {
+        if !self.set(TaskStatus::InputRequired, now, Some(WAITING_MESSAGE)) {
+            return false;
         }
+        self.pending = questions.keys().cloned().collect();
+        self.answers = JsonObject::new();
+        self.record.input_requests = questions;
+        true
     }
 
     /// Records the answers to outstanding questions (other keys are

@@ -33,8 +33,9 @@
 //!   so tasks (the tasks extension) are answered by every isolate and outlive
 //!   the one that started them. Their handlers run on the request's
 //!   `waitUntil` ([`WorkerTasks`]), which Cloudflare ends 30 s after the
-//!   response: a task needing longer ends `failed`, saying so. Without the
-//!   binding, no task runs (-32603 names it).
+//!   response: a task needing longer ends `failed`, saying its instance
+//!   stopped. A server that keeps its tasks anywhere else runs none on a
+//!   Worker (-32603 names it).
 //!
 //! ```ignore
 //! use worker::{Context, Env, HttpRequest, event};

@@ -27,8 +27,9 @@ pub const TASK_STORE_BINDING: &str = "TASK_STORE";
 /// task's questions and answers share it.
 pub const MAX_WORKER_RESULT_BYTES: usize = 1024 * 1024;
 
-/// How often a waiting runner asks the object whether its task changed.
-pub const WAKE_POLL: Duration = Duration::from_millis(250);
+/// How often a waiting runner asks the object whether its task changed:
+/// each ask is a subrequest of the request that started the task.
+pub const WAKE_POLL: Duration = Duration::from_millis(500);
 
 /// A [`TaskStore`] backed by one [`TaskStoreObject`](crate::TaskStoreObject):
 /// bind the class as `TASK_STORE` and [`WorkerSetup::task_store`](crate::WorkerSetup::task_store)

@@ -51,13 +51,15 @@ impl DurableObject for TaskStoreObject {
             Err(e) => return Response::error(format!("not a task store step: {e}"), 400),
         };
         let tasks = Tasks::open(self.state.storage().sql(), call.policy)?;
-        let first_alarm = matches!(call.step, Step::Create { .. });
+        let created = matches!(call.step, Step::Create { .. });
         let answer = match tasks.run(call.step) {
             Ok(answer) => answer,
             Err(e) => return Response::error(e, 500),
         };
-        if first_alarm && self.state.storage().get_alarm().await?.is_none() {
-            self.arm().await?;
+        // The step is done: an alarm that cannot be set only delays the
+        // sweep (expired tasks are also forgotten by the next create).
+        if created && let Err(e) = self.arm_unless_armed().await {
+            worker::console_error!("tessera: the task store's alarm could not be set: {e}");
         }
         Response::from_json(&answer)
     }
@@ -73,6 +75,13 @@ impl DurableObject for TaskStoreObject {
 }
 
 impl TaskStoreObject {
+    async fn arm_unless_armed(&self) -> Result<()> {
+        if self.state.storage().get_alarm().await?.is_none() {
+            self.arm().await?;
+        }
+        Ok(())
+    }
+
     /// Sets the alarm for when the oldest task expires, if any is kept.
     async fn arm(&self) -> Result<()> {
         let next: Vec<Number> = self
@@ -185,12 +194,14 @@ impl Tasks {
     }
 
     /// Changes task `id` with `change` (when it is kept and `principal`,
-    /// if given, owns it) and writes it back: what `change` said, or `None`.
+    /// if given, owns it), which says what to answer and whether the task
+    /// changed; a changed task is written back (a result of a megabyte is
+    /// not rewritten by every poll). What `change` said, or `None`.
     fn change<T>(
         &self,
         id: &str,
         principal: Option<Option<&str>>,
-        change: impl FnOnce(&mut TaskEntry, u64) -> T,
+        change: impl FnOnce(&mut TaskEntry, u64) -> (T, bool),
     ) -> std::result::Result<Option<T>, String> {
         let Some((seq, mut entry)) = self.load(id)? else {
             return Ok(None);
@@ -198,8 +209,10 @@ impl Tasks {
         if principal.is_some_and(|p| !entry.is_owned_by(p)) {
             return Ok(None);
         }
-        let said = change(&mut entry, self.now);
-        self.save(seq, &entry).map_err(|e| e.to_string())?;
+        let (said, changed) = change(&mut entry, self.now);
+        if changed {
+            self.save(seq, &entry).map_err(|e| e.to_string())?;
+        }
         Ok(Some(said))
     }
 
@@ -209,15 +222,16 @@ impl Tasks {
             Step::Create { id, new } => to_json(self.create(id, new).map_err(|e| e.to_string())?),
             Step::Get { id, principal } => {
                 let record = self.change(&id, None, |entry, now| {
-                    entry.end_if_abandoned(now);
-                    entry
+                    let ended = entry.end_if_abandoned(now);
+                    let seen = entry
                         .is_owned_by(principal.as_deref())
-                        .then(|| entry.record.clone())
+                        .then(|| entry.record.clone());
+                    (seen, ended)
                 })?;
                 to_json(record.flatten())
             }
             Step::Ask { id, questions } => {
-                self.change(&id, None, |entry, now| entry.ask(questions, now))?;
+                self.change(&id, None, |entry, now| ((), entry.ask(questions, now)))?;
                 Ok(Value::Null)
             }
             Step::Answer {
@@ -226,25 +240,36 @@ impl Tasks {
                 responses,
             } => {
                 let owned = self.change(&id, Some(principal.as_deref()), |entry, now| {
+                    let before = (entry.record.status, entry.pending.len());
                     entry.answer(responses, now);
+                    ((), before != (entry.record.status, entry.pending.len()))
                 })?;
                 to_json(owned.is_some())
             }
-            Step::Take { id } => to_json(
-                self.change(&id, None, |entry, _| entry.take_answers())?
-                    .flatten(),
-            ),
+            Step::Take { id } => {
+                let taken = self.change(&id, None, |entry, _| {
+                    let taken = entry.take_answers();
+                    let changed = taken.is_some();
+                    (taken, changed)
+                })?;
+                to_json(taken.flatten())
+            }
             Step::Finish { id, outcome, bytes } => {
                 self.finish(&id, outcome, bytes)?;
                 Ok(Value::Null)
             }
             Step::Cancel { id, principal } => {
                 let owned = self.change(&id, Some(principal.as_deref()), |entry, now| {
-                    entry.cancel(now)
+                    let before = entry.record.status;
+                    entry.cancel(now);
+                    ((), entry.record.status != before)
                 })?;
                 to_json(owned.is_some())
             }
-            Step::Renew { id } => to_json(self.change(&id, None, |entry, now| entry.renew(now))?),
+            Step::Renew { id } => to_json(self.change(&id, None, |entry, now| {
+                let live = !entry.record.status.is_terminal();
+                (entry.renew(now), live)
+            })?),
             Step::WantsRunner { id } => to_json(
                 self.load(&id)?
                     .is_none_or(|(_, entry)| entry.wants_runner()),
