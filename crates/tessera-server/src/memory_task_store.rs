@@ -215,6 +215,10 @@ impl TaskStore for MemoryTaskStore {
             None => Box::pin(std::future::pending()),
         }
     }
+
+    fn is_shared(&self) -> bool {
+        false
+    }
 }
 
 impl MemoryTaskStore {

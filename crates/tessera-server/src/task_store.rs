@@ -278,6 +278,14 @@ pub trait TaskStore: Send + Sync + 'static {
     /// whose wake-ups can be lost need not be exact: the runner also looks
     /// every [`LEASE_RENEWAL`].
     fn changed(&self, id: &str) -> BoxFuture<'static, ()>;
+
+    /// Whether every instance serving the store sees the same tasks (true
+    /// unless a store says otherwise; the in-memory store keeps them in its
+    /// process). Hosts whose instances come and go per request (Workers)
+    /// run tasks only on a shared store.
+    fn is_shared(&self) -> bool {
+        true
+    }
 }
 
 /// The error a task ends with when its runner stopped renewing its lease.

@@ -34,8 +34,8 @@
 //!   the one that started them. Their handlers run on the request's
 //!   `waitUntil` ([`WorkerTasks`]), which Cloudflare ends 30 s after the
 //!   response: a task needing longer ends `failed`, saying its instance
-//!   stopped. A server that keeps its tasks anywhere else runs none on a
-//!   Worker (-32603 names it).
+//!   stopped. A server that keeps its tasks in the isolate's memory (the
+//!   builder's default) runs none on a Worker (-32603 names it).
 //!
 //! ```ignore
 //! use worker::{Context, Env, HttpRequest, event};

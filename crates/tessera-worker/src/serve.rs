@@ -19,18 +19,19 @@ thread_local! {
 /// What the isolate serves with.
 struct Served {
     endpoint: McpEndpoint,
-    /// Whether tasks run: only when the server keeps them in the Durable
-    /// Object task store, so that a task never lives in one isolate's
-    /// memory, out of reach of the others.
+    /// Whether tasks run: only when the server keeps them in a shared store
+    /// (the Durable Object one), so that a task never lives in one
+    /// isolate's memory, out of reach of the others.
     runs_tasks: bool,
 }
 
 /// Serves one request: builds the server with `build` on the isolate's first
 /// request (from [`WorkerConfig::from_env`]), then runs the check ladder and
-/// the handler. When the server keeps its tasks in
-/// [`WorkerSetup::task_store`] (the `TASK_STORE` binding), calls that go on
-/// as tasks run on the event's `waitUntil` ([`WorkerTasks`]); otherwise none
-/// does (a call that would start one gets -32603 saying so). A configuration error answers 500 naming the fix (and is
+/// the handler. When the server keeps its tasks in a shared store
+/// ([`WorkerSetup::task_store`], the `TASK_STORE` binding), calls that go on
+/// as tasks run on the event's `waitUntil` ([`WorkerTasks`]); with the
+/// in-memory default none does (a call that would start one gets -32603
+/// saying so). A configuration error answers 500 naming the fix (and is
 /// not kept: the next request reads the environment again). The server built
 /// first serves the isolate's whole life: one Worker, one server.
 pub async fn serve<F>(
@@ -71,13 +72,8 @@ where
         return Ok(served);
     }
     let WorkerConfig { options, setup } = WorkerConfig::from_env(env)?;
-    let shared = setup.task_store.clone();
     let server = build(setup).map_err(|e| format!("the server could not be built: {e}"))?;
-    // Tasks run only when the server keeps them in the Durable Object.
-    let runs_tasks = match (&shared, server.task_store()) {
-        (Some(shared), Some(kept)) => std::ptr::addr_eq(Arc::as_ptr(shared), Arc::as_ptr(kept)),
-        _ => false,
-    };
+    let runs_tasks = server.task_store().is_some_and(|store| store.is_shared());
     let served = Rc::new(Served {
         endpoint: McpEndpoint::new(Arc::new(server), options),
         runs_tasks,
