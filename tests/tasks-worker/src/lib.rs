@@ -3,7 +3,9 @@
 //!
 //! - `/mcp`: an MCP server whose tools run as tasks (`confirm-delete` asks
 //!   inside its task, `slow` works for a given time), their tasks kept in
-//!   the Durable Object and run on the request's `waitUntil`;
+//!   the Durable Object and run on the request's `waitUntil` (with the var
+//!   `TASKS_IN_MEMORY = "true"`, kept in the builder's in-memory default,
+//!   on which the Worker runs none);
 //! - `/check-task-store`: the `TaskStore` contract
 //!   (`tessera_server::testing::check_task_store`) run here, inside workerd,
 //!   against fresh objects: 200 `kept` when every rule holds; a broken rule
@@ -72,12 +74,21 @@ async fn fetch(
                 "this Worker needs the {TASK_STORE_BINDING} binding"
             ))
         })?;
-        tessera::McpServer::builder("tessera-tasks-test", env!("CARGO_PKG_VERSION"))
+        let builder = tessera::McpServer::builder("tessera-tasks-test", env!("CARGO_PKG_VERSION"))
             .request_state(setup.codec.clone())
-            .task_store(store)
             .tool(confirm_delete_tool().task_support(TaskSupport::Required))
-            .tool(slow_tool().task_support(TaskSupport::Required))
-            .build()
+            .tool(slow_tool().task_support(TaskSupport::Required));
+        // TASKS_IN_MEMORY = "true": the builder's in-memory default, on which
+        // a Worker must run no task.
+        let in_memory = setup
+            .env
+            .var("TASKS_IN_MEMORY")
+            .is_ok_and(|v| v.to_string() == "true");
+        if in_memory {
+            builder.build()
+        } else {
+            builder.task_store(store).build()
+        }
     })
     .await)
 }

@@ -160,3 +160,31 @@ async fn a_workers_tasks_are_answered_cancelled_kept_across_a_restart_and_fail_w
         "{failed}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_worker_runs_no_task_kept_in_one_isolates_memory() {
+    let worker = tokio::task::spawn_blocking(|| {
+        WorkerDev::start_at(
+            "tests/tasks-worker",
+            free_port(),
+            Some(KEY),
+            None,
+            &[("WORKER_VARS", "TASKS_IN_MEMORY:true")],
+        )
+    })
+    .await
+    .unwrap();
+    let reply = mcp_post_declaring(
+        &reqwest::Client::new(),
+        &worker.url,
+        None,
+        1,
+        "tools/call",
+        json!({"name": "confirm-delete", "arguments": {"filename": "notes.txt"}}),
+        tasks_declared(),
+    )
+    .await;
+    assert_eq!(reply.body["error"]["code"], -32603, "{}", reply.body);
+    let message = reply.body["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("runs no tasks"), "{message}");
+}
