@@ -75,6 +75,7 @@ impl DurableObject for TaskStoreObject {
 }
 
 impl TaskStoreObject {
+    /// Sets the alarm unless one is set already.
     async fn arm_unless_armed(&self) -> Result<()> {
         if self.state.storage().get_alarm().await?.is_none() {
             self.arm().await?;
