@@ -12,8 +12,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
-use test_harness::{McpReply, RedisServer, mcp_post_declaring};
+use serde_json::json;
+use test_harness::RedisServer;
+use test_harness::task_flows::{post, start_task, task, until_status};
 
 /// One `everything-server --redis` process; its standard error kept.
 struct Instance {
@@ -72,67 +73,6 @@ impl Drop for Instance {
     }
 }
 
-fn tasks_declared() -> Value {
-    json!({"elicitation": {"form": {}}, "extensions": {"io.modelcontextprotocol/tasks": {}}})
-}
-
-async fn post(
-    http: &reqwest::Client,
-    at: &Instance,
-    id: i64,
-    method: &str,
-    params: Value,
-) -> McpReply {
-    mcp_post_declaring(http, &at.url, None, id, method, params, tasks_declared()).await
-}
-
-/// Starts `tool` as a task on `at`: its id.
-async fn start(http: &reqwest::Client, at: &Instance, tool: &str, arguments: Value) -> String {
-    let reply = post(
-        http,
-        at,
-        1,
-        "tools/call",
-        json!({"name": tool, "arguments": arguments}),
-    )
-    .await;
-    assert_eq!(reply.status, 200, "{}", reply.body);
-    assert_eq!(reply.body["result"]["resultType"], "task", "{}", reply.body);
-    reply.body["result"]["taskId"]
-        .as_str()
-        .expect("a task id")
-        .to_owned()
-}
-
-async fn task(http: &reqwest::Client, at: &Instance, id: &str) -> Value {
-    let reply = post(http, at, 2, "tasks/get", json!({"taskId": id})).await;
-    assert_eq!(reply.status, 200, "{}", reply.body);
-    reply.body["result"].clone()
-}
-
-/// Polls `id` through `at` until its status is `want` (within `within`).
-async fn until_status(
-    http: &reqwest::Client,
-    at: &Instance,
-    id: &str,
-    want: &str,
-    within: Duration,
-) -> Value {
-    let started = Instant::now();
-    loop {
-        let seen = task(http, at, id).await;
-        if seen["status"] == want {
-            return seen;
-        }
-        assert!(
-            started.elapsed() < within,
-            "task {id} is not {want} after {within:?} through {}: {seen}",
-            at.url
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_started_on_one_instance_is_answered_fetched_and_cancelled_through_the_others() {
     let redis = RedisServer::start();
@@ -140,36 +80,34 @@ async fn a_task_started_on_one_instance_is_answered_fetched_and_cancelled_throug
     let http = reqwest::Client::new();
 
     // Started on A, polled on B until it asks, answered on C, fetched on B and C.
-    let id = start(
+    let id = start_task(
         &http,
-        &a,
+        &a.url,
         "confirm_delete",
         json!({"filename": "notes.txt"}),
     )
     .await;
-    let asking = until_status(&http, &b, &id, "input_required", Duration::from_secs(5)).await;
+    let asking = until_status(&http, &b.url, &id, "input_required", Duration::from_secs(5)).await;
     assert!(asking["inputRequests"]["confirm"].is_object(), "{asking}");
-    let answered = post(
-        &http,
-        &c,
+    let answered = post(&http, &c.url,
         3,
         "tasks/update",
         json!({"taskId": id, "inputResponses": {"confirm": {"action": "accept", "content": {"confirm": true}}}}),
     )
     .await;
     assert_eq!(answered.status, 200, "{}", answered.body);
-    let done = until_status(&http, &b, &id, "completed", Duration::from_secs(5)).await;
+    let done = until_status(&http, &b.url, &id, "completed", Duration::from_secs(5)).await;
     assert_eq!(
         done["result"]["content"][0]["text"], "Deleted notes.txt.",
         "{done}"
     );
-    assert_eq!(task(&http, &c, &id).await["status"], "completed");
-    assert_eq!(task(&http, &a, &id).await["status"], "completed");
+    assert_eq!(task(&http, &c.url, &id).await["status"], "completed");
+    assert_eq!(task(&http, &a.url, &id).await["status"], "completed");
 
     // Another caller's view: an unknown id is the same -32602 everywhere.
     let unknown = post(
         &http,
-        &b,
+        &b.url,
         4,
         "tasks/get",
         json!({"taskId": "0123456789abcdef0123456789abcdef"}),
@@ -178,10 +116,10 @@ async fn a_task_started_on_one_instance_is_answered_fetched_and_cancelled_throug
     assert_eq!(unknown.body["error"]["code"], -32602, "{}", unknown.body);
 
     // Cancelled through B while it works on A: A's runner stops within a second.
-    let id = start(&http, &a, "slow_compute", json!({"seconds": 30})).await;
-    until_status(&http, &c, &id, "working", Duration::from_secs(5)).await;
+    let id = start_task(&http, &a.url, "slow_compute", json!({"seconds": 30})).await;
+    until_status(&http, &c.url, &id, "working", Duration::from_secs(5)).await;
     let cancelled_at = Instant::now();
-    let cancel = post(&http, &b, 5, "tasks/cancel", json!({"taskId": id})).await;
+    let cancel = post(&http, &b.url, 5, "tasks/cancel", json!({"taskId": id})).await;
     assert_eq!(cancel.status, 200, "{}", cancel.body);
     while !a.logged_about(&id, "task stopped") {
         assert!(
@@ -194,7 +132,7 @@ async fn a_task_started_on_one_instance_is_answered_fetched_and_cancelled_throug
         "A's runner stopped {:?} after the cancel on B",
         cancelled_at.elapsed()
     );
-    assert_eq!(task(&http, &c, &id).await["status"], "cancelled");
+    assert_eq!(task(&http, &c.url, &id).await["status"], "cancelled");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -203,13 +141,13 @@ async fn a_task_whose_instance_died_ends_failed_within_the_lease_and_a_poll() {
     let mut a = Instance::start(&redis.url());
     let b = Instance::start(&redis.url());
     let http = reqwest::Client::new();
-    let id = start(&http, &a, "slow_compute", json!({"seconds": 30})).await;
-    let working = until_status(&http, &b, &id, "working", Duration::from_secs(5)).await;
+    let id = start_task(&http, &a.url, "slow_compute", json!({"seconds": 30})).await;
+    let working = until_status(&http, &b.url, &id, "working", Duration::from_secs(5)).await;
     let poll = Duration::from_millis(working["pollIntervalMs"].as_u64().unwrap());
     let _ = a.child.kill();
     let _ = a.child.wait();
     let killed_at = Instant::now();
-    let failed = until_status(&http, &b, &id, "failed", Duration::from_millis(4500)).await;
+    let failed = until_status(&http, &b.url, &id, "failed", Duration::from_millis(4500)).await;
     let took = killed_at.elapsed();
     assert!(
         failed["statusMessage"]

@@ -3,6 +3,7 @@
 //! that installs it: nothing is skipped silently.
 
 pub mod counter_flows;
+pub mod task_flows;
 
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};

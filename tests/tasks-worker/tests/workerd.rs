@@ -6,7 +6,8 @@
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use test_harness::{TempDir, WorkerDev, free_port, mcp_post_declaring};
+use test_harness::task_flows::{self, start_task, until_status};
+use test_harness::{TempDir, WorkerDev, free_port};
 
 const KEY: &str = "tasks-worker-tests-key-0123456789abcdef";
 
@@ -44,53 +45,11 @@ async fn the_durable_object_store_keeps_the_task_store_contract_inside_workerd()
     );
 }
 
-fn tasks_declared() -> Value {
-    json!({"elicitation": {"form": {}}, "extensions": {"io.modelcontextprotocol/tasks": {}}})
-}
-
+/// A request declaring the tasks extension, answered 200: its body.
 async fn post(http: &reqwest::Client, url: &str, method: &str, params: Value) -> Value {
-    let reply = mcp_post_declaring(http, url, None, 1, method, params, tasks_declared()).await;
+    let reply = task_flows::post(http, url, 1, method, params).await;
     assert_eq!(reply.status, 200, "{method}: {}", reply.body);
     reply.body
-}
-
-/// Starts `tool` as a task: its id.
-async fn start_task(http: &reqwest::Client, url: &str, tool: &str, arguments: Value) -> String {
-    let body = post(
-        http,
-        url,
-        "tools/call",
-        json!({"name": tool, "arguments": arguments}),
-    )
-    .await;
-    assert_eq!(body["result"]["resultType"], "task", "{body}");
-    body["result"]["taskId"]
-        .as_str()
-        .expect("a task id")
-        .to_owned()
-}
-
-/// Polls task `id` until its status is `want`, within `within`.
-async fn until_status(
-    http: &reqwest::Client,
-    url: &str,
-    id: &str,
-    want: &str,
-    within: Duration,
-) -> Value {
-    let started = Instant::now();
-    loop {
-        let body = post(http, url, "tasks/get", json!({"taskId": id})).await;
-        let task = &body["result"];
-        if task["status"] == want {
-            return task.clone();
-        }
-        assert!(
-            started.elapsed() < within,
-            "task {id} is not {want} after {within:?}: {body}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -144,8 +103,8 @@ async fn a_workers_tasks_are_answered_cancelled_kept_across_a_restart_and_fail_w
         .unwrap();
     let restarted_in = killed_at.elapsed();
     let url = worker.url.clone();
-    let kept = post(&http, &url, "tasks/get", json!({"taskId": id})).await;
-    assert_eq!(kept["result"]["status"], "completed", "{kept}");
+    let kept = task_flows::task(&http, &url, &id).await;
+    assert_eq!(kept["status"], "completed", "{kept}");
     // The runner's lease (3 s) from the kill, plus a poll.
     let failed = until_status(&http, &url, &orphan, "failed", Duration::from_secs(5)).await;
     eprintln!(
@@ -174,14 +133,12 @@ async fn a_worker_runs_no_task_kept_in_one_isolates_memory() {
     })
     .await
     .unwrap();
-    let reply = mcp_post_declaring(
+    let reply = task_flows::post(
         &reqwest::Client::new(),
         &worker.url,
-        None,
         1,
         "tools/call",
         json!({"name": "confirm-delete", "arguments": {"filename": "notes.txt"}}),
-        tasks_declared(),
     )
     .await;
     assert_eq!(reply.body["error"]["code"], -32603, "{}", reply.body);
