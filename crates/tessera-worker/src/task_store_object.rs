@@ -68,7 +68,7 @@ impl DurableObject for TaskStoreObject {
     async fn alarm(&self) -> Result<Response> {
         let sql = self.state.storage().sql();
         sql.exec(SCHEMA, None)?;
-        sql.exec("DELETE FROM tasks WHERE expires <= ?", vec![int(now_ms())])?;
+        forget_expired(&sql, now_ms())?;
         self.arm().await?;
         Response::ok("swept")
     }
@@ -110,6 +110,12 @@ struct Number {
 struct Row {
     seq: f64,
     entry: String,
+}
+
+/// Forgets the tasks whose TTL ran out by `now`.
+fn forget_expired(sql: &SqlStorage, now: u64) -> Result<()> {
+    sql.exec("DELETE FROM tasks WHERE expires <= ?", vec![int(now)])?;
+    Ok(())
 }
 
 fn int(n: u64) -> SqlStorageValue {
@@ -311,8 +317,7 @@ impl Tasks {
     fn create(&self, id: String, new: tessera_server::NewTask) -> Result<Created> {
         let now = self.now;
         let caller = || vec![text(new.caller.as_deref())];
-        self.sql
-            .exec("DELETE FROM tasks WHERE expires <= ?", vec![int(now)])?;
+        forget_expired(&self.sql, now)?;
         let live_mine = self.count(
             "SELECT COUNT(*) AS n FROM tasks WHERE caller IS ? AND live_until >= ?",
             [caller(), vec![int(now)]].concat(),
