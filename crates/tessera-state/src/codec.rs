@@ -286,7 +286,11 @@ impl RequestStateCodec {
                     .ok_or(SealError::Cipher)?;
                 let nonce: &[u8; NONCE_LEN] =
                     (&*nonce).try_into().map_err(|_| SealError::Cipher)?;
-                let tag = active.keys.aead.encrypt(nonce, token.as_bytes(), message);
+                let tag = active
+                    .keys
+                    .aead
+                    .encrypt(nonce, token.as_bytes(), message)
+                    .ok_or(SealError::Cipher)?;
                 buffer.extend_from_slice(&tag);
                 B64.encode_string(&buffer, &mut token);
                 Ok(token)

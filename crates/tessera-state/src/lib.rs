@@ -64,6 +64,8 @@
 //! ```
 
 mod aead;
+#[cfg(fuzzing)]
+pub use aead::fuzzing as aead_fuzzing;
 mod binding;
 mod canonical;
 mod codec;

@@ -822,3 +822,31 @@ fn codec_is_send_sync_clone_and_clones_share_keys() {
         .expect("thread");
     assert!(opened.is_ok());
 }
+
+/// A ticket sealed by the codec before its AEAD moved to ring (the same
+/// XChaCha20-Poly1305, byte for byte): tickets in flight across the upgrade
+/// still open, and a changed byte still does not.
+#[test]
+fn a_ticket_sealed_before_the_aead_moved_to_ring_still_opens() {
+    const SEALED: &str = "t1e.k1.rzOwyD56-Vep8iKwEv3iDM7ac75Kecksn6iD6WGp0Cnj9adyps9AgAncQF7CVP3-Fa-lWHuMu-gfNA060shfPkFqch0mOFbUhPp7v5sEe1pcgAYa9yPcyf0MY4vLnL4uOL8vpkIIwJZ8pudKM1ZoiUXVfX917G-iviXeRpf3yLy2FJcd4TtV4CTPpWBv-5OdTwEL53Mi";
+    let codec = RequestStateCodec::new(
+        KeyRing::from_env_list("k1:a secret sealed before ring and long enough").expect("ring"),
+    );
+    let binding = Binding::new(
+        "tools/call",
+        "increase-counter",
+        &json!({"current": 10}),
+        Some("alice"),
+        "https://mcp.example.com/mcp",
+    );
+    let opened = codec
+        .open_at::<Value>(SEALED, &binding, NOW + 1)
+        .expect("an earlier ticket opens");
+    assert_eq!(
+        opened.payload,
+        json!({"q": {"amount": "form"}, "a": {"x": {"amount": 5}}})
+    );
+    let mut altered = SEALED.to_owned();
+    altered.replace_range(40..41, if &SEALED[40..41] == "A" { "B" } else { "A" });
+    assert!(codec.open_at::<Value>(&altered, &binding, NOW + 1).is_err());
+}
