@@ -96,19 +96,39 @@ impl Signal {
 
 impl Registration {
     /// `work`, stopped (dropped) when the request is cancelled: `None` then.
-    pub(crate) async fn run<F: Future>(self, work: F) -> Option<F::Output> {
-        let mut work = std::pin::pin!(work);
-        std::future::poll_fn(|cx: &mut Context<'_>| {
-            {
-                let mut state = self.signal.lock();
-                if state.0 {
-                    return Poll::Ready(None);
-                }
-                state.1 = Some(cx.waker().clone());
+    pub(crate) fn run<F: Future>(self, work: F) -> Cancellable<F> {
+        Cancellable {
+            work,
+            registration: self,
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A request's work that its cancellation stops (dropped when cancelled,
+    /// and `None` then). A struct rather than an `async fn`, so the work's
+    /// future is held once and not moved again: it is the largest value a
+    /// request makes, and every move of it is a copy.
+    pub(crate) struct Cancellable<F> {
+        #[pin]
+        work: F,
+        registration: Registration,
+    }
+}
+
+impl<F: Future> Future for Cancellable<F> {
+    type Output = Option<F::Output>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        {
+            let mut state = this.registration.signal.lock();
+            if state.0 {
+                return Poll::Ready(None);
             }
-            Pin::as_mut(&mut work).poll(cx).map(Some)
-        })
-        .await
+            state.1 = Some(cx.waker().clone());
+        }
+        this.work.poll(cx).map(Some)
     }
 }
 
