@@ -10,7 +10,7 @@ use tessera_protocol::{
     INVALID_REQUEST, RequestId, STATELESS_PROTOCOL_VERSIONS, SUBSCRIPTIONS_LISTEN, TRANSPORT_ERROR,
 };
 use tessera_server::intake::{self, Message, Request, RequestEra};
-use tessera_server::{McpServer, RequestFacts};
+use tessera_server::{McpServer, RequestFacts, Resolved};
 
 use crate::headers::{McpHeaders, check_method_and_name};
 use crate::host::{host_allowed, origin_allowed};
@@ -283,26 +283,23 @@ impl McpEndpoint {
             Err(m) => return reject::header_mismatch(id, &m.header, &m.body),
         };
         let header_version = headers.protocol_version;
-        match request.era(header_version) {
-            RequestEra::Legacy(_)
-                if self.options.legacy != Legacy::Reject
-                    && let Some(refused) =
-                        self.check_mirrors(head, &headers, &request, &facts, false) =>
-            {
+        if let RequestEra::Legacy(version) = request.era(header_version) {
+            if self.options.legacy == Legacy::Reject {
+                return unsupported(id, version);
+            }
+            let resolved = self.server.resolve(&request, &facts);
+            if let Some(refused) = self.check_mirrors(head, &headers, &request, &resolved, false) {
                 return refused;
             }
-            RequestEra::Legacy(version) => match self.options.legacy {
-                Legacy::Reject => return unsupported(id, version),
-                Legacy::Stateless => {
-                    facts.era = tessera_server::Era::Legacy {
-                        version: version
-                            .unwrap_or_else(|| crate::options::ASSUMED_LEGACY_VERSION.into()),
-                    };
-                    return self.dispatch(request, facts).await;
-                }
-                Legacy::Serve => return self.serve_session(head, request, facts, version).await,
-            },
-            RequestEra::Modern => {}
+            if self.options.legacy == Legacy::Serve {
+                return self
+                    .serve_session(head, request, facts, version, resolved)
+                    .await;
+            }
+            facts.era = tessera_server::Era::Legacy {
+                version: version.unwrap_or_else(|| crate::options::ASSUMED_LEGACY_VERSION.into()),
+            };
+            return self.dispatch(request, facts, resolved).await;
         }
         // 1. The `_meta` envelope (required keys) comes first.
         let body_version = match request.read_envelope() {
@@ -348,7 +345,8 @@ impl McpEndpoint {
         request: Request,
         facts: RequestFacts,
     ) -> Response<McpBody> {
-        if let Some(refused) = self.check_mirrors(head, headers, &request, &facts, true) {
+        let resolved = self.server.resolve(&request, &facts);
+        if let Some(refused) = self.check_mirrors(head, headers, &request, &resolved, true) {
             return refused;
         }
         if request.method == SUBSCRIPTIONS_LISTEN && !self.options.listen {
@@ -372,13 +370,18 @@ impl McpEndpoint {
                 Err(refused) => return refused.response(Some(request.id.clone())),
             };
             return self
-                .dispatch_with(request, facts, |server, request, facts| async move {
-                    let _counted = counted;
-                    server.serve(request, facts).await
-                })
+                .dispatch_with(
+                    request,
+                    facts,
+                    resolved,
+                    |server, request, facts, resolved| async move {
+                        let _counted = counted;
+                        server.serve_resolved(request, facts, resolved).await
+                    },
+                )
                 .await;
         }
-        self.dispatch(request, facts).await
+        self.dispatch(request, facts, resolved).await
     }
 
     /// The comment a long-lived event stream writes when it has been silent
@@ -399,7 +402,7 @@ impl McpEndpoint {
         head: &Parts,
         headers: &McpHeaders<'_>,
         request: &Request,
-        facts: &RequestFacts,
+        resolved: &Resolved,
         required: bool,
     ) -> Option<Response<McpBody>> {
         let id = Some(request.id.clone());
@@ -408,7 +411,7 @@ impl McpEndpoint {
             return Some(reject::header_mismatch(id, &m.header, &m.body));
         }
         if let Err((header, problem)) =
-            self.check_param_headers(&head.headers, request, facts, required)
+            Self::check_param_headers(&head.headers, request, resolved, required)
         {
             return Some(reject::header_mismatch(id, &header, &problem));
         }
@@ -435,20 +438,13 @@ impl McpEndpoint {
     /// header values, after decoding if Base64-encoded, match the corresponding
     /// values in the request body": each `Mcp-Param-*` of the called tool.
     fn check_param_headers(
-        &self,
         headers: &http::HeaderMap,
         request: &Request,
-        facts: &RequestFacts,
+        resolved: &Resolved,
         required: bool,
     ) -> Result<(), (String, String)> {
-        if request.method != "tools/call" {
-            return Ok(());
-        }
         // A tool hidden from this caller has no headers to check: it is unknown to them.
-        let Some(tool) = request
-            .target()
-            .and_then(|name| self.server.tool_for(name, facts))
-        else {
+        let Some(tool) = resolved.tool() else {
             return Ok(());
         };
         let arguments = request.param("arguments").unwrap_or(&Value::Null);
@@ -472,14 +468,21 @@ impl McpEndpoint {
         Ok(())
     }
 
+    /// Serves `request`, [resolved](McpServer::resolve) already, with the server.
     pub(crate) async fn dispatch(
         &self,
         request: Request,
         facts: RequestFacts,
+        resolved: Resolved,
     ) -> Response<McpBody> {
-        self.dispatch_with(request, facts, |server, request, facts| async move {
-            server.serve(request, facts).await
-        })
+        self.dispatch_with(
+            request,
+            facts,
+            resolved,
+            |server, request, facts, resolved| async move {
+                server.serve_resolved(request, facts, resolved).await
+            },
+        )
         .await
     }
 
@@ -490,10 +493,11 @@ impl McpEndpoint {
         &self,
         request: Request,
         facts: RequestFacts,
+        resolved: Resolved,
         serve: S,
     ) -> Response<McpBody>
     where
-        S: FnOnce(Arc<McpServer>, Request, RequestFacts) -> F + Send + 'static,
+        S: FnOnce(Arc<McpServer>, Request, RequestFacts, Resolved) -> F + Send + 'static,
         F: std::future::Future<Output = tessera_server::Handled> + Send + 'static,
     {
         let log = RequestLog::new(
@@ -506,11 +510,11 @@ impl McpEndpoint {
         let server = Arc::clone(&self.server);
         let id = request.id.clone();
         let registration = self.in_flight.register(facts.principal.as_deref(), &id);
-        let observed = server.observe(&request, &facts);
+        let observed = server.observe(&request, &facts, &resolved);
         let running = Running::new(move |sink| {
             let facts = facts.with_notifications(sink);
             Box::pin(observed.run(async move {
-                let served = registration.run(serve(server, request, facts));
+                let served = registration.run(serve(server, request, facts, resolved));
                 served.await.unwrap_or(tessera_server::Handled {
                     id,
                     result: Err(tessera_server::ServerError::Cancelled),

@@ -25,8 +25,11 @@ async fn serve(server: &McpServer, id: i64, method: &str, params: Value) {
     });
     let request = Request::new(id.into(), method, Some(params));
     let facts = RequestFacts::modern().with_transport(tessera_server::NetworkTransport::Tcp);
-    let observed = server.observe(&request, &facts);
-    observed.run(server.serve(request, facts)).await;
+    let resolved = server.resolve(&request, &facts);
+    let observed = server.observe(&request, &facts, &resolved);
+    observed
+        .run(server.serve_resolved(request, facts, resolved))
+        .await;
 }
 
 #[tokio::test]

@@ -17,6 +17,14 @@ pub const SAMPLING_CREATE_MESSAGE: &str = "sampling/createMessage";
 /// Method name of a roots input request.
 pub const ROOTS_LIST: &str = "roots/list";
 
+/// The member of a retried request's params, and of an `input_required`
+/// result, that carries the server's ticket.
+pub const REQUEST_STATE: &str = "requestState";
+/// The member of a retried request's params that carries the client's answers.
+pub const INPUT_RESPONSES: &str = "inputResponses";
+/// The member of an `input_required` result that carries the questions.
+pub const INPUT_REQUESTS: &str = "inputRequests";
+
 /// Input requests by server-assigned key.
 pub type InputRequests = IndexMap<String, InputRequest>;
 /// The client's answers by the keys of the input requests.

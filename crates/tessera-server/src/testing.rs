@@ -232,7 +232,7 @@ impl<R: serde::de::DeserializeOwned> Call<'_, R> {
                 return Ok(Finished { result, asked });
             }
             let questions: InputRequests = value
-                .get("inputRequests")
+                .get(tessera_protocol::INPUT_REQUESTS)
                 .cloned()
                 .map(serde_json::from_value)
                 .transpose()
@@ -261,9 +261,15 @@ impl<R: serde::de::DeserializeOwned> Call<'_, R> {
                 responses.insert(key.clone(), answer.into_response());
             }
             params = self.params.clone();
-            params.insert("inputResponses".into(), Value::Object(responses));
-            if let Some(state) = value.get("requestState").filter(|s| s.is_string()) {
-                params.insert("requestState".into(), state.clone());
+            params.insert(
+                tessera_protocol::INPUT_RESPONSES.into(),
+                Value::Object(responses),
+            );
+            if let Some(state) = value
+                .get(tessera_protocol::REQUEST_STATE)
+                .filter(|s| s.is_string())
+            {
+                params.insert(tessera_protocol::REQUEST_STATE.into(), state.clone());
             }
             asked.push(questions);
         }

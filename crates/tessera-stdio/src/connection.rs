@@ -9,7 +9,7 @@ use tessera_protocol::{
 };
 use tessera_server::bridge::{Bridge, LegacySession, is_bridged, requested_log_level};
 use tessera_server::intake::{self, Message, Refusal, RefusalKind, Request, RequestEra};
-use tessera_server::{Handled, McpServer, NotificationSink, RequestFacts};
+use tessera_server::{Handled, McpServer, NotificationSink, RequestFacts, Resolved};
 use tessera_tokio::{Line, LineReader};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::task::{AbortHandle, JoinSet};
@@ -298,8 +298,11 @@ async fn serve_request(
     let outbox = shared.outbox.clone();
     let sink = NotificationSink::new(move |n| outbox.notify(&n));
     let facts = facts.with_transport(tessera_server::NetworkTransport::Pipe);
-    let observed = shared.server.observe(&request, &facts);
-    let handled = observed.run(serve_observed(shared, request, facts, legacy, sink));
+    let resolved = shared.server.resolve(&request, &facts);
+    let observed = shared.server.observe(&request, &facts, &resolved);
+    let handled = observed.run(serve_observed(
+        shared, request, facts, resolved, legacy, sink,
+    ));
     handled.await.map(|handled| handled.to_bytes())
 }
 
@@ -308,6 +311,7 @@ async fn serve_observed(
     shared: &Shared,
     request: Request,
     facts: RequestFacts,
+    resolved: Resolved,
     legacy: Option<Arc<LegacySession>>,
     sink: NotificationSink,
 ) -> Option<Handled> {
@@ -336,7 +340,7 @@ async fn serve_observed(
         _ => Some(
             shared
                 .server
-                .serve(request, facts.with_notifications(sink))
+                .serve_resolved(request, facts.with_notifications(sink), resolved)
                 .await,
         ),
     }

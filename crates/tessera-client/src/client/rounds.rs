@@ -70,10 +70,10 @@ impl McpClient {
         params.insert("name".into(), json!(name));
         params.insert("arguments".into(), arguments);
         if let Some(r) = input_responses {
-            params.insert("inputResponses".into(), Value::Object(r));
+            params.insert(tessera_protocol::INPUT_RESPONSES.into(), Value::Object(r));
         }
         if let Some(s) = request_state {
-            params.insert("requestState".into(), json!(s));
+            params.insert(tessera_protocol::REQUEST_STATE.into(), json!(s));
         }
         let v = self.request("tools/call", params).await?;
         Self::parse("tools/call", v)
@@ -113,10 +113,10 @@ impl McpClient {
         for round in 1..=self.max_rounds {
             let mut params = base.clone();
             if let Some(r) = responses.take() {
-                params.insert("inputResponses".into(), Value::Object(r));
+                params.insert(tessera_protocol::INPUT_RESPONSES.into(), Value::Object(r));
             }
             if let Some(s) = state.take() {
-                params.insert("requestState".into(), Value::String(s));
+                params.insert(tessera_protocol::REQUEST_STATE.into(), Value::String(s));
             }
             let result = self.request(method, params).await?;
             match ResultType::of(&result).map_err(|e| ClientError::Protocol(e.to_string()))? {

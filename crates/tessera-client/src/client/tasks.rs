@@ -126,7 +126,10 @@ impl McpClient {
                     let answers = self.answer(&asked).await?;
                     let mut params = JsonObject::new();
                     params.insert("taskId".into(), json!(id));
-                    params.insert("inputResponses".into(), Value::Object(answers));
+                    params.insert(
+                        tessera_protocol::INPUT_RESPONSES.into(),
+                        Value::Object(answers),
+                    );
                     self.request(tessera_protocol::TASKS_UPDATE, params).await?;
                     answered = true;
                 }

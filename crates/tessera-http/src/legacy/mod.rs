@@ -31,7 +31,7 @@ use tessera_server::bridge::{
     requested_log_level,
 };
 use tessera_server::intake::Request;
-use tessera_server::{Change, Era, Handled, RequestFacts, ServerError};
+use tessera_server::{Change, Era, Handled, RequestFacts, Resolved, ServerError};
 
 use questions::{Delivery, Questions, StreamAsker};
 pub use questions::{MAX_QUESTIONS, MAX_QUESTIONS_PER_PRINCIPAL, MAX_QUESTIONS_PER_SESSION};
@@ -89,16 +89,17 @@ impl McpEndpoint {
         request: Request,
         mut facts: RequestFacts,
         version: Option<String>,
+        resolved: Resolved,
     ) -> Response<McpBody> {
         if request.method == INITIALIZE {
-            return self.initialize(request, facts).await;
+            return self.initialize(request, facts, resolved).await;
         }
         if self.server.request_state_codec().is_none() {
             // No key, no sessions: served per request, as Legacy::Stateless does.
             facts.era = Era::Legacy {
                 version: version.unwrap_or_else(|| crate::options::ASSUMED_LEGACY_VERSION.into()),
             };
-            return self.dispatch(request, facts).await;
+            return self.dispatch(request, facts, resolved).await;
         }
         let opened = match self.open_session(head, facts.principal.as_deref()) {
             Ok(opened) => opened,
@@ -112,9 +113,9 @@ impl McpEndpoint {
             return answered;
         }
         if !is_bridged(&request.method) {
-            return self.dispatch(request, facts).await;
+            return self.dispatch(request, facts, resolved).await;
         }
-        self.bridged(request, facts, opened).await
+        self.bridged(request, facts, opened, resolved).await
     }
 
     /// What this instance notes of a session's requests: the level of
@@ -165,6 +166,7 @@ impl McpEndpoint {
         request: Request,
         facts: RequestFacts,
         opened: OpenedSession,
+        resolved: Resolved,
     ) -> Response<McpBody> {
         let questions = Arc::clone(&self.sessions.questions);
         let patience = self.options().question_timeout;
@@ -173,42 +175,52 @@ impl McpEndpoint {
             .remembered
             .log_level(&opened.key)
             .unwrap_or(LoggingLevel::Debug);
-        self.dispatch_with(request, facts, move |server, request, facts| async move {
-            let id = request.id.clone();
-            let Some(stream) = facts.notifications.clone() else {
-                return Handled {
-                    id,
-                    result: Err(ServerError::Internal {
-                        message: "no event stream to push questions on".into(),
-                    }),
+        self.dispatch_with(
+            request,
+            facts,
+            resolved,
+            move |server, request, facts, _| async move {
+                let id = request.id.clone();
+                let Some(stream) = facts.notifications.clone() else {
+                    return Handled {
+                        id,
+                        result: Err(ServerError::Internal {
+                            message: "no event stream to push questions on".into(),
+                        }),
+                    };
                 };
-            };
-            let asker = StreamAsker {
-                questions,
-                session: opened.key,
-                caller: facts.caller_key(),
-                stream,
-                patience,
-                runtime: facts.tasks.clone(),
-            };
-            let bridge = Bridge {
-                server: &server,
-                session: &opened.session,
-                asker: &asker,
-                facts,
-                max_rounds: tessera_server::bridge::DEFAULT_MAX_ROUNDS,
-                log_level,
-            };
-            bridge.serve(request).await.unwrap_or(Handled {
-                id,
-                result: Err(ServerError::Cancelled),
-            })
-        })
+                let asker = StreamAsker {
+                    questions,
+                    session: opened.key,
+                    caller: facts.caller_key(),
+                    stream,
+                    patience,
+                    runtime: facts.tasks.clone(),
+                };
+                let bridge = Bridge {
+                    server: &server,
+                    session: &opened.session,
+                    asker: &asker,
+                    facts,
+                    max_rounds: tessera_server::bridge::DEFAULT_MAX_ROUNDS,
+                    log_level,
+                };
+                bridge.serve(request).await.unwrap_or(Handled {
+                    id,
+                    result: Err(ServerError::Cancelled),
+                })
+            },
+        )
         .await
     }
 
     /// `initialize`: the usual answer, with the session id sealed from the handshake.
-    async fn initialize(&self, request: Request, mut facts: RequestFacts) -> Response<McpBody> {
+    async fn initialize(
+        &self,
+        request: Request,
+        mut facts: RequestFacts,
+        resolved: Resolved,
+    ) -> Response<McpBody> {
         let session = LegacySession::from_initialize(&request.params);
         let sealed = session.seal(&self.server, facts.principal.as_deref());
         let sealed = match sealed {
@@ -233,7 +245,7 @@ impl McpEndpoint {
         facts.era = Era::Legacy {
             version: session.version,
         };
-        let mut response = self.dispatch(request, facts).await;
+        let mut response = self.dispatch(request, facts, resolved).await;
         if let Some(value) = sealed.and_then(|s| HeaderValue::from_str(&s).ok()) {
             response.headers_mut().insert(SESSION_HEADER, value);
         }

@@ -20,8 +20,9 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 use tessera_protocol::{
-    CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, INPUT_KEY_META_KEY, JsonRpcRequest, JsonRpcVersion,
-    LATEST_PROTOCOL_VERSION, LOG_LEVEL_KEY, LoggingLevel, PROTOCOL_VERSION_KEY, ResultType,
+    CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, INPUT_KEY_META_KEY, INPUT_REQUESTS, INPUT_RESPONSES,
+    JsonRpcRequest, JsonRpcVersion, LATEST_PROTOCOL_VERSION, LOG_LEVEL_KEY, LoggingLevel,
+    PROTOCOL_VERSION_KEY, REQUEST_STATE, ResultType,
 };
 
 pub use asker::{Asker, PeerFailure};
@@ -78,8 +79,8 @@ impl Bridge<'_> {
             _ => Map::new(),
         };
         // The bridge owns the round trip: nothing of a client's own is retried.
-        params.remove("requestState");
-        params.remove("inputResponses");
+        params.remove(REQUEST_STATE);
+        params.remove(INPUT_RESPONSES);
         let mut meta = match params.remove("_meta") {
             Some(Value::Object(o)) => o,
             _ => Map::new(),
@@ -109,8 +110,8 @@ impl Bridge<'_> {
         for attempt in 1..=self.max_rounds {
             let mut round = params.clone();
             if let Some((state, answers)) = retry.take() {
-                round.insert("requestState".into(), state);
-                round.insert("inputResponses".into(), Value::Object(answers));
+                round.insert(REQUEST_STATE.into(), state);
+                round.insert(INPUT_RESPONSES.into(), Value::Object(answers));
             }
             let handled = self
                 .server
@@ -142,9 +143,9 @@ impl Bridge<'_> {
                     });
                 }
             }
-            let state = result.get("requestState").cloned().unwrap_or(Value::Null);
+            let state = result.get(REQUEST_STATE).cloned().unwrap_or(Value::Null);
             let mut answers = Map::new();
-            let requests = match result.get_mut("inputRequests") {
+            let requests = match result.get_mut(INPUT_REQUESTS) {
                 Some(Value::Object(r)) => std::mem::take(r),
                 _ => Map::new(),
             };

@@ -9,13 +9,18 @@ use tessera_protocol::{
 };
 
 use super::Incoming;
+use crate::catalog::Catalog;
 use crate::pagination::{offset_of, page};
 use crate::{Context, McpServer, Offered, PartialArgument, RequestFacts, ServerError};
 
 impl McpServer {
     /// What `server/discover` (and `initialize`) report, derived from the registrations.
     pub(crate) fn capabilities(&self) -> ServerCapabilities {
-        let catalog = self.catalog();
+        self.capabilities_of(&self.catalog())
+    }
+
+    /// [`capabilities`](Self::capabilities) of what `catalog` offers.
+    pub(crate) fn capabilities_of(&self, catalog: &Catalog) -> ServerCapabilities {
         ServerCapabilities {
             // `subscriptions/listen` delivers each of these (dispatch/listen.rs).
             tools: (!catalog.tools.is_empty()).then_some(ListChangedCapability {
@@ -54,10 +59,10 @@ impl McpServer {
 
     pub(super) fn list_tools(
         &self,
+        catalog: &Catalog,
         params: Option<&Value>,
         facts: &RequestFacts,
     ) -> Result<Value, ServerError> {
-        let catalog = self.catalog();
         let (tools, next_cursor) = self.page_of(
             params,
             shown(
@@ -77,10 +82,10 @@ impl McpServer {
 
     pub(super) fn list_prompts(
         &self,
+        catalog: &Catalog,
         params: Option<&Value>,
         facts: &RequestFacts,
     ) -> Result<Value, ServerError> {
-        let catalog = self.catalog();
         let (prompts, next_cursor) = self.page_of(
             params,
             shown(
@@ -100,10 +105,10 @@ impl McpServer {
 
     pub(super) fn list_resources(
         &self,
+        catalog: &Catalog,
         params: Option<&Value>,
         facts: &RequestFacts,
     ) -> Result<Value, ServerError> {
-        let catalog = self.catalog();
         let (resources, next_cursor) = self.page_of(
             params,
             shown(
@@ -123,10 +128,10 @@ impl McpServer {
 
     pub(super) fn list_templates(
         &self,
+        catalog: &Catalog,
         params: Option<&Value>,
         facts: &RequestFacts,
     ) -> Result<Value, ServerError> {
-        let catalog = self.catalog();
         let (resource_templates, next_cursor) = self.page_of(
             params,
             shown(
@@ -148,6 +153,7 @@ impl McpServer {
     /// variable named, with the request's context and the arguments filled so far.
     pub(super) async fn complete(
         &self,
+        catalog: &Catalog,
         params: Option<Value>,
         incoming: Incoming,
     ) -> Result<Value, ServerError> {
@@ -156,7 +162,6 @@ impl McpServer {
             ServerError::invalid_params(format!("Invalid completion/complete params: {e}"))
         })?;
         let argument = params.argument.name;
-        let catalog = self.catalog();
         let (target, declared, completers) = match &params.reference {
             CompletionReference::Prompt { name, .. } => {
                 let prompt = catalog

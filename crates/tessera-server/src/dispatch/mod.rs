@@ -12,12 +12,14 @@ mod capability_check;
 mod handled;
 mod listen;
 mod lists;
+mod resolve;
 mod round_trip;
 mod tasks;
 mod ticket;
 
 pub use handled::Handled;
 pub(crate) use handled::Json;
+pub use resolve::Resolved;
 
 use serde_json::{Value, json};
 use tessera_protocol::{
@@ -35,7 +37,19 @@ impl McpServer {
     /// response: the one entry every transport uses. A 2026-07-28 request's
     /// envelope is read here unless the transport read it already
     /// ([`Request::read_envelope`](crate::intake::Request::read_envelope)).
-    pub async fn serve(&self, mut request: crate::intake::Request, facts: RequestFacts) -> Handled {
+    pub async fn serve(&self, request: crate::intake::Request, facts: RequestFacts) -> Handled {
+        let resolved = self.resolve(&request, &facts);
+        self.serve_resolved(request, facts, resolved).await
+    }
+
+    /// [`serve`](McpServer::serve) for a request [resolved](McpServer::resolve)
+    /// already: what it names is not looked up again.
+    pub async fn serve_resolved(
+        &self,
+        mut request: crate::intake::Request,
+        facts: RequestFacts,
+        resolved: Resolved,
+    ) -> Handled {
         let legacy = facts.era.is_legacy();
         // Initialize-era requests have no envelope to read.
         let meta = if legacy {
@@ -54,10 +68,11 @@ impl McpServer {
                     facts,
                 };
                 if self.middleware.is_empty() {
-                    self.route(&method, Some(Value::Object(params)), incoming)
+                    self.route(&method, Some(Value::Object(params)), incoming, resolved)
                         .await
                 } else {
-                    self.through_middleware(method, params, incoming).await
+                    self.through_middleware(method, params, incoming, resolved)
+                        .await
                 }
             }
             Err(e) => Err(e),
@@ -71,6 +86,7 @@ impl McpServer {
         method: String,
         params: tessera_protocol::JsonObject,
         incoming: Incoming,
+        resolved: Resolved,
     ) -> Result<Json, ServerError> {
         let target = ["name", "uri", "taskId"]
             .iter()
@@ -86,8 +102,12 @@ impl McpServer {
             runtime: crate::middleware::Runtime(incoming.facts.tasks.clone()),
         };
         let end = Box::new(|| {
-            Box::pin(self.route(&request.method, Some(request.params.clone()), incoming))
-                as tessera_protocol::BoxFuture<'_, Result<Json, ServerError>>
+            Box::pin(self.route(
+                &request.method,
+                Some(request.params.clone()),
+                incoming,
+                resolved,
+            )) as tessera_protocol::BoxFuture<'_, Result<Json, ServerError>>
         });
         crate::middleware::Next::new(&self.middleware, &request, end)
             .run()
@@ -135,10 +155,11 @@ impl McpServer {
         method: &str,
         params: Option<Value>,
         incoming: Incoming,
+        resolved: Resolved,
     ) -> Result<Json, ServerError> {
         let legacy = incoming.facts.era.is_legacy();
         let value = Json::Value;
-        let offered = self.catalog();
+        let offered = std::sync::Arc::clone(&resolved.catalog);
         match (method, legacy) {
             ("server/discover", false) => Ok(value(json!(DiscoverResult {
                 // The versions actually served, oldest first.
@@ -151,7 +172,7 @@ impl McpServer {
                     .chain(STATELESS_PROTOCOL_VERSIONS)
                     .map(|v| (*v).to_owned())
                     .collect(),
-                capabilities: self.capabilities(),
+                capabilities: self.capabilities_of(&offered),
                 instructions: self.instructions.clone(),
                 ttl_ms: self.discover_cache.ttl_ms,
                 cache_scope: self.discover_cache.scope,
@@ -162,22 +183,24 @@ impl McpServer {
             // notifications reach legacy clients only through SSE, which they do not get here.
             ("ping" | "logging/setLevel", true) => Ok(value(json!({}))),
             (tessera_protocol::SUBSCRIPTIONS_LISTEN, false) => self.listen(params, incoming).await,
-            ("tools/list", _) => self.list_tools(params.as_ref(), &incoming.facts).map(value),
-            ("tools/call", _) => self.call_tool(params, incoming).await,
+            ("tools/list", _) => self
+                .list_tools(&offered, params.as_ref(), &incoming.facts)
+                .map(value),
+            ("tools/call", _) => self.call_tool(params, incoming, resolved).await,
             ("prompts/list", _) if !offered.prompts.is_empty() => self
-                .list_prompts(params.as_ref(), &incoming.facts)
+                .list_prompts(&offered, params.as_ref(), &incoming.facts)
                 .map(value),
             ("prompts/get", _) if !offered.prompts.is_empty() => {
-                self.get_prompt(params, incoming).await
+                self.get_prompt(params, incoming, resolved).await
             }
             ("resources/list", _) if offered.has_resources() => self
-                .list_resources(params.as_ref(), &incoming.facts)
+                .list_resources(&offered, params.as_ref(), &incoming.facts)
                 .map(value),
             ("resources/templates/list", _) if offered.has_resources() => self
-                .list_templates(params.as_ref(), &incoming.facts)
+                .list_templates(&offered, params.as_ref(), &incoming.facts)
                 .map(value),
             ("resources/read", _) if offered.has_resources() => {
-                self.read_resource(params, incoming).await
+                self.read_resource(params, incoming, resolved).await
             }
             (
                 tessera_protocol::TASKS_GET
@@ -186,7 +209,7 @@ impl McpServer {
                 false,
             ) => self.task_method(method, params, &incoming).await,
             ("completion/complete", _) if offered.completes() => {
-                self.complete(params, incoming).await.map(value)
+                self.complete(&offered, params, incoming).await.map(value)
             }
             (other, _) => self.call_method(other, params, incoming).await.map(value),
         }

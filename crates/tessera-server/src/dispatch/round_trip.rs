@@ -7,12 +7,14 @@ use indexmap::IndexMap;
 use serde::Deserialize as _;
 use serde_json::{Map, Value, json};
 use tessera_protocol::{
-    CallToolResult, ElicitationSchema, InputRequiredResult, ReadResourceResult, ResultMeta,
+    CallToolResult, ElicitationSchema, INPUT_RESPONSES, InputRequiredResult, REQUEST_STATE,
+    ReadResourceResult, ResultMeta,
 };
 use tessera_state::Binding;
 
 use super::capability_check::check_capabilities;
 use super::handled::{Json, ResultShape, serialisation_failed};
+use super::resolve::{Resolved, Ticket};
 use super::ticket::TicketBody;
 use super::{Incoming, required_str, take};
 use crate::answer::{MAX_ANSWERS_BYTES, Slot, carried, collect, json_len};
@@ -57,18 +59,21 @@ type StartTask<'a> =
 /// A last check on a handler's result; a failure is the server's error, not a result.
 type ResultCheck<'a, R> = Box<dyn FnOnce(&R) -> Result<(), ServerError> + Send + 'a>;
 
-/// What a retry carries besides the original request: the echoed ticket and the answers.
+/// What a retry carries besides the original request: the echoed ticket
+/// (opened when the request was resolved) and the answers.
 struct Retry {
-    request_state: Option<Value>,
+    ticket: Ticket,
     input_responses: Option<Value>,
 }
 
 impl Retry {
-    /// Moves the retry fields out of `params` (nothing is copied).
-    fn take(params: &mut Option<Value>) -> Self {
+    /// Moves the answers out of `params` (nothing is copied), with the
+    /// resolved ticket; the ticket's own param is dropped.
+    fn take(params: &mut Option<Value>, ticket: Ticket) -> Self {
+        take(params, REQUEST_STATE);
         Self {
-            request_state: take(params, "requestState"),
-            input_responses: take(params, "inputResponses"),
+            ticket,
+            input_responses: take(params, INPUT_RESPONSES),
         }
     }
 }
@@ -78,18 +83,24 @@ impl McpServer {
         &self,
         mut params: Option<Value>,
         incoming: Incoming,
+        resolved: Resolved,
     ) -> Result<Json, ServerError> {
-        let retry = Retry::take(&mut params);
+        let Resolved {
+            tool,
+            binding,
+            ticket,
+            ..
+        } = resolved;
+        let retry = Retry::take(&mut params, ticket);
         let arguments = take(&mut params, "arguments");
-        let catalog = self.catalog();
-        let (name, tool) = {
+        let Some(tool) = tool else {
             let name = required_str(params.as_ref(), "name", "tools/call")?;
-            catalog
-                .tools
-                .get_key_value(name)
-                .filter(|(_, t)| self.shows(&incoming.facts, Offered::Tool(t)))
-                .ok_or_else(|| ServerError::invalid_params(format!("Tool {name} not found")))?
+            return Err(ServerError::invalid_params(format!(
+                "Tool {name} not found"
+            )));
         };
+        let tool: &crate::ToolDef = &tool;
+        let name = tool.tool.name.as_str();
         let arguments = match arguments {
             None | Some(Value::Null) => Value::Object(Map::new()),
             Some(a @ Value::Object(_)) => a,
@@ -121,7 +132,7 @@ impl McpServer {
         let call = MrtrCall {
             kind: "Tool",
             target: name,
-            binding: self.binding("tools/call", name, &arguments, &incoming)?,
+            binding: bound(binding, "tools/call", name)?,
             single_use: tool.single_use,
             upfront: Some(&tool.upfront),
             run: Box::new(move |ctx| handler(ctx, arguments)),
@@ -149,13 +160,19 @@ impl McpServer {
         &self,
         mut params: Option<Value>,
         incoming: Incoming,
+        resolved: Resolved,
     ) -> Result<Json, ServerError> {
-        let retry = Retry::take(&mut params);
+        let Resolved {
+            catalog,
+            binding,
+            ticket,
+            ..
+        } = resolved;
+        let retry = Retry::take(&mut params, ticket);
         let arguments = match take(&mut params, "arguments") {
             None | Some(Value::Null) => Value::Object(Map::new()),
             Some(a) => a,
         };
-        let catalog = self.catalog();
         let (name, prompt) = {
             let name = required_str(params.as_ref(), "name", "prompts/get")?;
             catalog
@@ -179,7 +196,7 @@ impl McpServer {
         let call = MrtrCall {
             kind: "Prompt",
             target: name,
-            binding: self.binding("prompts/get", name, &arguments, &incoming)?,
+            binding: bound(binding, "prompts/get", name)?,
             single_use: false,
             upfront: None,
             run: Box::new(move |ctx| handler(ctx, args)),
@@ -198,10 +215,16 @@ impl McpServer {
         &self,
         mut params: Option<Value>,
         incoming: Incoming,
+        resolved: Resolved,
     ) -> Result<Json, ServerError> {
-        let retry = Retry::take(&mut params);
+        let Resolved {
+            catalog,
+            binding,
+            ticket,
+            ..
+        } = resolved;
+        let retry = Retry::take(&mut params, ticket);
         let uri = required_str(params.as_ref(), "uri", "resources/read")?;
-        let catalog = self.catalog();
         let shown = |item| self.shows(&incoming.facts, item);
         let (handler, read) = if let Some(resource) = catalog
             .resources
@@ -235,7 +258,7 @@ impl McpServer {
         let call = MrtrCall {
             kind: "Resource",
             target: uri,
-            binding: self.binding("resources/read", uri, &Value::Null, &incoming)?,
+            binding: bound(binding, "resources/read", uri)?,
             single_use: false,
             upfront: None,
             run: Box::new(move |ctx| {
@@ -276,21 +299,6 @@ impl McpServer {
         )
     }
 
-    /// What a ticket for this request is bound to ([`McpServer::ticket_binding`]).
-    fn binding(
-        &self,
-        method: &str,
-        target: &str,
-        arguments: &Value,
-        incoming: &Incoming,
-    ) -> Result<Binding, ServerError> {
-        let principal = incoming.facts.principal.as_deref();
-        self.ticket_binding(method, target, arguments, principal)
-            .ok_or_else(|| ServerError::Internal {
-                message: format!("{method} {target}: no ticket binding"),
-            })
-    }
-
     /// Runs one round of `call`.
     async fn run_mrtr<R: ResultShape>(
         &self,
@@ -298,8 +306,9 @@ impl McpServer {
         retry: Retry,
         incoming: Incoming,
     ) -> Result<Json, ServerError> {
-        let mut body = match retry.request_state {
-            None | Some(Value::Null) => {
+        let mut body = match self.redeem(retry.ticket, call.single_use).await? {
+            Some(opened) => opened,
+            None => {
                 // First round: forms the tool accepts up front may be answered already.
                 let mut first = TicketBody::default();
                 for (key, schema) in call.upfront.into_iter().flatten() {
@@ -308,10 +317,6 @@ impl McpServer {
                         .insert(key.clone(), Asked::Form(FormCheck::of(schema)));
                 }
                 first
-            }
-            Some(token) => {
-                self.open_ticket(&token, &call.binding, call.single_use)
-                    .await?
             }
         };
         let flow = crate::telemetry::flow::Flow::this_round(body.flow.take());
@@ -401,7 +406,7 @@ impl McpServer {
             let (key, method) = questions
                 .iter()
                 .next()
-                .map_or(("(state)", "requestState"), |(k, q)| {
+                .map_or(("(state)", REQUEST_STATE), |(k, q)| {
                     (k.as_str(), q.method())
                 });
             return Err(ServerError::LegacyInputRequired {
@@ -473,6 +478,14 @@ impl McpServer {
             .map(Json::Raw)
             .map_err(serialisation_failed)
     }
+}
+
+/// The binding a resolved request carries (the resolution makes one for
+/// every request that reaches here).
+fn bound(binding: Option<Binding>, method: &str, target: &str) -> Result<Binding, ServerError> {
+    binding.ok_or_else(|| ServerError::Internal {
+        message: format!("{method} {target}: no ticket binding"),
+    })
 }
 
 /// A prompt's or resource's handler error as a JSON-RPC error; `not_found` names what is missing.

@@ -159,7 +159,7 @@ impl McpServer {
                 })
             }
             tessera_protocol::TASKS_UPDATE => {
-                let responses = match super::take(&mut params, "inputResponses") {
+                let responses = match super::take(&mut params, tessera_protocol::INPUT_RESPONSES) {
                     Some(Value::Object(responses)) => responses,
                     None | Some(Value::Null) => Map::new(),
                     Some(_) => {

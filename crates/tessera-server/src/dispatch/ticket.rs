@@ -5,8 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tessera_protocol::JsonObject;
 
-use tessera_state::Binding;
-
+use super::resolve::Ticket;
 use crate::answer::Kept;
 use crate::error::RequestStateFailure;
 use crate::question::Asked;
@@ -32,27 +31,24 @@ pub(crate) struct TicketBody {
 }
 
 impl McpServer {
-    /// Opens `token` bound to `binding`; a single-use ticket is redeemed through the ledger.
-    pub(super) async fn open_ticket(
+    /// The body of the ticket a request carries, opened when it was
+    /// [resolved](McpServer::resolve); a single-use ticket is redeemed
+    /// through the ledger now. `None` for a call's first round.
+    pub(super) async fn redeem(
         &self,
-        token: &Value,
-        binding: &Binding,
+        ticket: Ticket,
         single_use: bool,
-    ) -> Result<TicketBody, ServerError> {
+    ) -> Result<Option<TicketBody>, ServerError> {
         let fail = |reason: RequestStateFailure| {
             tracing::info!(reason = reason.reason(), detail = ?reason, "requestState refused");
             crate::telemetry::metrics::ticket_refused(reason.reason());
             ServerError::InvalidRequestState { reason }
         };
-        let Value::String(token) = token else {
-            return Err(fail(RequestStateFailure::NotAString));
+        let opened = match ticket {
+            Ticket::Absent => return Ok(None),
+            Ticket::Refused(reason) => return Err(fail(reason)),
+            Ticket::Opened(opened) => opened,
         };
-        let Some(codec) = &self.codec else {
-            return Err(fail(RequestStateFailure::NoCodec));
-        };
-        let opened = codec
-            .open::<TicketBody>(token, binding)
-            .map_err(|e| fail(RequestStateFailure::Open(e)))?;
         if single_use && let Some(ledger) = &self.ledger {
             // Remembered until no instance sharing the key could open it again.
             let remember_until = opened
@@ -86,69 +82,6 @@ impl McpServer {
                 }
             }
         }
-        Ok(opened.payload)
-    }
-}
-
-impl McpServer {
-    /// What a ticket of `method` on `target` is bound to, for `arguments`
-    /// (absent or `null`: `{}`) from `principal`: the one rule for serving a
-    /// round and for reading round one's span back before it is served. A
-    /// resource read binds its URI, not arguments. `None` for an unknown tool
-    /// or a method without tickets.
-    pub(crate) fn ticket_binding(
-        &self,
-        method: &str,
-        target: &str,
-        arguments: &Value,
-        principal: Option<&str>,
-    ) -> Option<Binding> {
-        let none = Value::Object(serde_json::Map::new());
-        let arguments = match (method, arguments) {
-            ("resources/read", _) | (_, Value::Null) => &none,
-            (_, given) => given,
-        };
-        let named;
-        let catalog;
-        let prefix = match method {
-            "tools/call" => {
-                catalog = self.catalog();
-                &catalog.tools.get(target)?.binding
-            }
-            "prompts/get" | "resources/read" => {
-                named = tessera_state::BindingPrefix::new(method, target);
-                &named
-            }
-            _ => return None,
-        };
-        Some(prefix.bind(arguments, principal, &self.audience))
-    }
-
-    /// Round one's span context, read from the ticket `request` carries (for
-    /// a round that arrives without trace context of its own). The ticket is
-    /// opened again when the request is served, and only then checked for
-    /// single use; `None` when there is no ticket or it does not open.
-    #[cfg(feature = "otel")]
-    pub(crate) fn round_one(
-        &self,
-        request: &crate::intake::Request,
-        facts: &crate::RequestFacts,
-    ) -> Option<opentelemetry::trace::SpanContext> {
-        #[derive(Deserialize)]
-        struct FlowOnly {
-            #[serde(rename = "f")]
-            flow: Option<Flow>,
-        }
-        let token = request.param("requestState")?.as_str()?;
-        let codec = self.codec.as_ref()?;
-        let arguments = request.param("arguments").unwrap_or(&Value::Null);
-        let binding = self.ticket_binding(
-            &request.method,
-            request.target()?,
-            arguments,
-            facts.principal.as_deref(),
-        )?;
-        let opened = codec.open::<FlowOnly>(token, &binding).ok()?;
-        crate::telemetry::flow::otel::round_one(opened.payload.flow?.first.as_deref()?)
+        Ok(Some(opened.payload))
     }
 }

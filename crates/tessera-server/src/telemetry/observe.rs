@@ -58,8 +58,9 @@ pub fn record_arguments(on: bool) {
 /// ```
 /// # async fn example(server: &tessera_server::McpServer, request: tessera_server::intake::Request) {
 /// let facts = tessera_server::RequestFacts::modern();
-/// let observed = server.observe(&request, &facts);
-/// let handled = observed.run(server.serve(request, facts)).await;
+/// let resolved = server.resolve(&request, &facts);
+/// let observed = server.observe(&request, &facts, &resolved);
+/// let handled = observed.run(server.serve_resolved(request, facts, resolved)).await;
 /// # let _ = handled;
 /// # }
 /// ```
@@ -83,19 +84,39 @@ struct Attributes {
     transport: Option<&'static str>,
 }
 
+/// What a request names, as resolving it found ([`McpServer::resolve`]
+/// gives a [`Resolved`](crate::Resolved), which is one): read by the span and
+/// the duration metric, so they look nothing up themselves.
+pub trait Target {
+    /// Whether the server has the tool or prompt the request names (its span
+    /// and metric carry the name only then).
+    fn known(&self) -> bool;
+    /// Round one's span context as the request's ticket keeps it, when it
+    /// carries one that opened.
+    fn round_one(&self) -> Option<&str>;
+}
+
 impl McpServer {
     /// Starts watching `request`: its SERVER span (named `{method} {target}`,
     /// attributed as the OpenTelemetry conventions for MCP say, its parent
     /// the caller's trace context) and its duration. Every transport serves a
     /// request through [`Observation::run`]; the era bridge serves all of one
     /// call's rounds inside that one span.
-    pub fn observe(&self, request: &Request, facts: &RequestFacts) -> Observation {
-        let span = request_span(self, request, facts);
+    ///
+    /// `target` is what the request names as [resolving](McpServer::resolve)
+    /// it found: the span and the metric read it, and look nothing up again.
+    pub fn observe(
+        &self,
+        request: &Request,
+        facts: &RequestFacts,
+        target: &dyn Target,
+    ) -> Observation {
+        let span = request_span(request, facts, target);
         #[cfg(feature = "otel")]
         if !span.is_disabled() {
-            adopt_parent(self, &span, request, facts);
+            adopt_parent(&span, request, facts, target);
         }
-        let operation = metrics::enabled().then(|| self.attributes(request, facts));
+        let operation = metrics::enabled().then(|| attributes(request, facts, target));
         Observation {
             span,
             started: Instant::now(),
@@ -104,39 +125,36 @@ impl McpServer {
             done: false,
         }
     }
+}
 
-    /// What the duration metric is attributed with: names this server knows, else `_OTHER`.
-    fn attributes(&self, request: &Request, facts: &RequestFacts) -> Attributes {
-        let method = KNOWN_METHODS
+/// What the duration metric is attributed with: names this server knows, else `_OTHER`.
+fn attributes(request: &Request, facts: &RequestFacts, named: &dyn Target) -> Attributes {
+    let method = KNOWN_METHODS
+        .iter()
+        .find(|m| **m == request.method)
+        .copied()
+        .unwrap_or(OTHER);
+    let target = request.target();
+    let known = |found: bool| target.map(|t| if found { t } else { OTHER }.to_owned());
+    let (tool, prompt) = match method {
+        "tools/call" => (known(named.known()), None),
+        "prompts/get" => (None, known(named.known())),
+        _ => (None, None),
+    };
+    let version = protocol_version(request, facts).map(|v| {
+        tessera_protocol::STATELESS_PROTOCOL_VERSIONS
             .iter()
-            .find(|m| **m == request.method)
+            .chain(tessera_protocol::LEGACY_PROTOCOL_VERSIONS)
+            .find(|known| **known == v)
             .copied()
-            .unwrap_or(OTHER);
-        let target = request.target();
-        let known = |found: bool| target.map(|t| if found { t } else { OTHER }.to_owned());
-        let (tool, prompt) = match method {
-            "tools/call" => (known(target.is_some_and(|t| self.tool(t).is_some())), None),
-            "prompts/get" => (
-                None,
-                known(target.is_some_and(|t| self.catalog().prompts.contains_key(t))),
-            ),
-            _ => (None, None),
-        };
-        let version = protocol_version(request, facts).map(|v| {
-            tessera_protocol::STATELESS_PROTOCOL_VERSIONS
-                .iter()
-                .chain(tessera_protocol::LEGACY_PROTOCOL_VERSIONS)
-                .find(|known| **known == v)
-                .copied()
-                .unwrap_or(OTHER)
-        });
-        Attributes {
-            method,
-            tool,
-            prompt,
-            version,
-            transport: facts.transport.map(crate::NetworkTransport::as_str),
-        }
+            .unwrap_or(OTHER)
+    });
+    Attributes {
+        method,
+        tool,
+        prompt,
+        version,
+        transport: facts.transport.map(crate::NetworkTransport::as_str),
     }
 }
 
@@ -335,14 +353,10 @@ fn bounded(text: &str, max: usize) -> &str {
 /// served. Whatever the client named is bounded; the span's name carries a
 /// tool or prompt only when this server has it (low cardinality, as the
 /// conventions ask).
-fn request_span(server: &McpServer, request: &Request, facts: &RequestFacts) -> tracing::Span {
+fn request_span(request: &Request, facts: &RequestFacts, resolved: &dyn Target) -> tracing::Span {
     let method = bounded(&request.method, MAX_NAME_BYTES);
     let target = request.target();
-    let named = match (method, target) {
-        ("tools/call", Some(t)) => server.tool(t).is_some(),
-        ("prompts/get", Some(t)) => server.catalog().prompts.contains_key(t),
-        _ => false,
-    };
+    let named = matches!(method, "tools/call" | "prompts/get") && resolved.known();
     let span = tracing::info_span!(
         target: "tessera::mcp",
         "mcp",
@@ -374,7 +388,10 @@ fn request_span(server: &McpServer, request: &Request, facts: &RequestFacts) -> 
     if RECORD_ARGUMENTS.load(Ordering::Relaxed) {
         for (param, field) in [
             ("arguments", "mcp.request.arguments"),
-            ("inputResponses", "mcp.request.input_responses"),
+            (
+                tessera_protocol::INPUT_RESPONSES,
+                "mcp.request.input_responses",
+            ),
         ] {
             if let Some(value) = request.param(param) {
                 span.record(field, bounded_json(value).as_str());
@@ -436,7 +453,12 @@ fn is_tool_error(raw: &str) -> bool {
 /// context, the transport's, and round one's span when the request carries a
 /// ticket.
 #[cfg(feature = "otel")]
-fn adopt_parent(server: &McpServer, span: &tracing::Span, request: &Request, facts: &RequestFacts) {
+fn adopt_parent(
+    span: &tracing::Span,
+    request: &Request,
+    facts: &RequestFacts,
+    resolved: &dyn Target,
+) {
     use opentelemetry::trace::TraceContextExt;
     use tracing_opentelemetry::OpenTelemetrySpanExt;
 
@@ -454,7 +476,8 @@ fn adopt_parent(server: &McpServer, span: &tracing::Span, request: &Request, fac
             ))
         })
         .or_else(|| {
-            let first = server.round_one(request, facts)?;
+            // Round one's span, from the ticket opened when the request was resolved.
+            let first = super::flow::otel::round_one(resolved.round_one()?)?;
             Some(opentelemetry::Context::new().with_remote_span_context(first))
         });
     if let Some(parent) = parent {
