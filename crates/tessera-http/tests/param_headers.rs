@@ -193,3 +193,52 @@ fn a_tool_with_an_invalid_annotation_is_not_published() {
         "{message}"
     );
 }
+
+/// Counts how often it is asked whether a caller sees `execute_sql`.
+#[derive(Clone, Default)]
+struct CountingVisibility(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+impl tessera_server::Visibility for CountingVisibility {
+    fn shows(&self, _: &tessera_server::Viewer<'_>, item: tessera_server::Offered<'_>) -> bool {
+        if matches!(item, tessera_server::Offered::Tool(tool) if tool.definition().name == "execute_sql")
+        {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+        true
+    }
+}
+
+/// A call is resolved once: the tool its headers are checked against is the
+/// one it runs, looked up once from one snapshot of the catalog (the caller's
+/// visibility asked once, not once for the header check and again to serve).
+#[tokio::test]
+async fn a_call_looks_its_tool_up_once() {
+    let asked = CountingVisibility::default();
+    let server = McpServer::builder("param-headers", "1.0.0")
+        .visibility(asked.clone())
+        .tool(ToolDef::new(
+            "execute_sql",
+            |_ctx: tessera_server::Context, q: Query| async move { q.query },
+        ))
+        .build()
+        .unwrap();
+    let addr = start_with(server, EndpointOptions::default()).await;
+    for round in 1..=3 {
+        let before = asked.0.load(std::sync::atomic::Ordering::SeqCst);
+        let reply = call(
+            addr,
+            json!({"region": "eu", "query": "SELECT 1"}),
+            &[("Mcp-Param-Region", "eu")],
+        )
+        .await;
+        assert_eq!(reply.0, 200, "{}", reply.1);
+        assert_eq!(reply.1["result"]["content"][0]["text"], "SELECT 1");
+        let after = asked.0.load(std::sync::atomic::Ordering::SeqCst);
+        assert_eq!(
+            after - before,
+            1,
+            "call {round} looked its tool up {} times",
+            after - before
+        );
+    }
+}

@@ -40,6 +40,12 @@ impl Catalog {
     }
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Snapshots taken on this thread (tests count them per request).
+    pub(crate) static READS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// The catalog being served, and the rules every registration passes.
 pub(crate) struct Registry {
     current: RwLock<Arc<Catalog>>,
@@ -67,6 +73,8 @@ impl Registry {
 
     /// The catalog as it is now.
     pub(crate) fn current(&self) -> Arc<Catalog> {
+        #[cfg(test)]
+        READS.with(|reads| reads.set(reads.get() + 1));
         Arc::clone(&self.current.read().unwrap_or_else(PoisonError::into_inner))
     }
 

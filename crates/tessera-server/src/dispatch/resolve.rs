@@ -125,7 +125,11 @@ impl McpServer {
             (Some(_), None) => Ticket::Absent,
             (Some(Value::String(token)), Some(binding)) => match &self.codec {
                 None => Ticket::Refused(RequestStateFailure::NoCodec),
-                Some(codec) => match codec.open::<TicketBody>(token, binding) {
+                Some(codec) => match {
+                    #[cfg(test)]
+                    tests::OPENS.with(|opens| opens.set(opens.get() + 1));
+                    codec.open::<TicketBody>(token, binding)
+                } {
                     Ok(opened) => Ticket::Opened(Box::new(opened)),
                     Err(e) => Ticket::Refused(RequestStateFailure::Open(e)),
                 },
@@ -139,5 +143,143 @@ impl McpServer {
             binding,
             ticket,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+    use tessera_protocol::JsonRpcRequest;
+    use tessera_state::{KeyRing, RequestStateCodec, StateKey};
+
+    use crate::{Context, Form, McpServer, RequestFacts, ToolDef};
+
+    thread_local! {
+        /// Tickets opened on this thread.
+        pub(super) static OPENS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Amount {
+        amount: f64,
+    }
+    impl Form for Amount {
+        const KEY: &'static str = "amount";
+    }
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Confirmation {
+        confirm: bool,
+    }
+    impl Form for Confirmation {
+        const KEY: &'static str = "confirmation";
+    }
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Current {
+        current: f64,
+    }
+
+    fn counter() -> McpServer {
+        let key = StateKey::from_secret_str("resolve-once test key, long enough to use").unwrap();
+        McpServer::builder("resolve", "1.0.0")
+            .request_state(RequestStateCodec::new(KeyRing::new("k1", key).unwrap()))
+            .tool(ToolDef::new(
+                "increase-counter",
+                |ctx: Context, args: Current| async move {
+                    let Amount { amount } = ctx.ask("By how much?")?;
+                    let Confirmation { confirm } = ctx.ask("Sure?")?;
+                    crate::Result::<String>::Ok(if confirm {
+                        format!("next value is {}", args.current + amount)
+                    } else {
+                        "cancelled".to_owned()
+                    })
+                },
+            ))
+            .build()
+            .unwrap()
+    }
+
+    fn block<T>(f: impl std::future::Future<Output = T>) -> T {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(f)
+    }
+
+    /// One round as every transport serves it (resolve, observe, serve);
+    /// returns the result and the catalog snapshots and ticket opens it took.
+    fn round(server: &McpServer, id: u64, extra: Value) -> (Value, usize, usize) {
+        let mut params = json!({
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}
+            },
+            "name": "increase-counter",
+            "arguments": {"current": 10}
+        });
+        if let (Some(p), Value::Object(e)) = (params.as_object_mut(), extra) {
+            p.extend(e);
+        }
+        let request: JsonRpcRequest<Value> = serde_json::from_value(
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}),
+        )
+        .unwrap();
+        let request = crate::intake::Request::new(request.id, request.method, request.params);
+        let facts = RequestFacts::modern();
+        crate::catalog::READS.with(|reads| reads.set(0));
+        OPENS.with(|opens| opens.set(0));
+        let handled = block(async {
+            let resolved = server.resolve(&request, &facts);
+            let observed = server.observe(&request, &facts, &resolved);
+            observed
+                .run(server.serve_resolved(request, facts, resolved))
+                .await
+        });
+        let reads = crate::catalog::READS.with(std::cell::Cell::get);
+        let opens = OPENS.with(std::cell::Cell::get);
+        (handled.result_value().unwrap(), reads, opens)
+    }
+
+    /// Each round of a flow takes one catalog snapshot and opens its ticket
+    /// once, spans and metrics included.
+    fn one_snapshot_and_one_open_per_round() {
+        let server = counter();
+        let (first, reads, opens) = round(&server, 1, json!({}));
+        assert_eq!((reads, opens), (1, 0), "round one: {first}");
+        let (second, reads, opens) = round(
+            &server,
+            2,
+            json!({"requestState": first["requestState"],
+                   "inputResponses": {"amount": {"action": "accept", "content": {"amount": 5}}}}),
+        );
+        assert_eq!((reads, opens), (1, 1), "round two: {second}");
+        let (done, reads, opens) = round(
+            &server,
+            3,
+            json!({"requestState": second["requestState"],
+                   "inputResponses": {"confirmation": {"action": "accept", "content": {"confirm": true}}}}),
+        );
+        assert_eq!((reads, opens), (1, 1), "round three: {done}");
+        assert_eq!(done["content"][0]["text"], "next value is 15");
+    }
+
+    #[test]
+    fn a_request_is_resolved_once() {
+        one_snapshot_and_one_open_per_round();
+    }
+
+    /// With spans recorded into OpenTelemetry, a later round's span takes
+    /// round one's as its parent from the ticket opened to serve it: still
+    /// one open.
+    #[cfg(feature = "otel")]
+    #[test]
+    fn a_request_is_resolved_once_with_otel_spans() {
+        use opentelemetry::trace::TracerProvider as _;
+        use tracing_subscriber::layer::SubscriberExt as _;
+        let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder().build();
+        let subscriber = tracing_subscriber::registry()
+            .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("resolve-test")));
+        tracing::subscriber::with_default(subscriber, one_snapshot_and_one_open_per_round);
     }
 }
