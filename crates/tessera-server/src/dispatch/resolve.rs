@@ -125,14 +125,14 @@ impl McpServer {
             (Some(_), None) => Ticket::Absent,
             (Some(Value::String(token)), Some(binding)) => match &self.codec {
                 None => Ticket::Refused(RequestStateFailure::NoCodec),
-                Some(codec) => match {
+                Some(codec) => {
                     #[cfg(test)]
                     tests::OPENS.with(|opens| opens.set(opens.get() + 1));
-                    codec.open::<TicketBody>(token, binding)
-                } {
-                    Ok(opened) => Ticket::Opened(Box::new(opened)),
-                    Err(e) => Ticket::Refused(RequestStateFailure::Open(e)),
-                },
+                    match codec.open::<TicketBody>(token, binding) {
+                        Ok(opened) => Ticket::Opened(Box::new(opened)),
+                        Err(e) => Ticket::Refused(RequestStateFailure::Open(e)),
+                    }
+                }
             },
             (Some(_), Some(_)) => Ticket::Refused(RequestStateFailure::NotAString),
         };
