@@ -12,9 +12,9 @@ use tessera_protocol::{
 use tessera_server::intake::{self, Message, Request, RequestEra};
 use tessera_server::{McpServer, RequestFacts, Resolved};
 
+use crate::body_limits::{Allowance, LARGE_BODY};
 use crate::headers::{McpHeaders, check_method_and_name};
 use crate::host::{host_allowed, origin_allowed};
-use crate::intake::{Budget, LARGE_BODY};
 use crate::reject::{self, status_for};
 use crate::stream::{RequestLog, Running, Start};
 use crate::{AuthDecision, EndpointOptions, Legacy, McpBody};
@@ -25,9 +25,9 @@ pub struct McpEndpoint {
     pub(crate) server: Arc<McpServer>,
     options: Arc<EndpointOptions>,
     /// Body bytes being read now, across connections.
-    pub(crate) bytes_in_flight: Arc<Budget>,
+    pub(crate) bytes_in_flight: Arc<Allowance>,
     /// Large bodies being parsed and served now.
-    large_bodies: Arc<Budget>,
+    large_bodies: Arc<Allowance>,
     /// Requests being served, for `notifications/cancelled`.
     in_flight: Arc<crate::in_flight::InFlight>,
     /// Initialize-era sessions' questions waiting for answers, and sessions ended.

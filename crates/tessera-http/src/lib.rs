@@ -22,6 +22,7 @@
 mod access_log;
 mod auth;
 mod body;
+mod body_limits;
 #[cfg_attr(not(feature = "server"), allow(dead_code))]
 mod connections;
 mod deadline;
@@ -29,7 +30,6 @@ mod endpoint;
 mod headers;
 mod host;
 mod in_flight;
-mod intake;
 mod legacy;
 mod listen_streams;
 mod options;

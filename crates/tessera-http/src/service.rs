@@ -9,8 +9,8 @@ use http_body_util::BodyExt;
 use tessera_protocol::TRANSPORT_ERROR;
 use tessera_server::BoxFuture;
 
+use crate::body_limits::{Reservation, SMALL_BODY};
 use crate::deadline::BodyReadTimeout;
-use crate::intake::{Reservation, SMALL_BODY};
 use crate::{McpBody, McpEndpoint, reject};
 
 impl<B> tower_service::Service<Request<B>> for McpEndpoint

@@ -159,7 +159,7 @@ impl McpServer {
     ) -> Result<Json, ServerError> {
         let legacy = incoming.facts.era.is_legacy();
         let value = Json::Value;
-        let offered = std::sync::Arc::clone(&resolved.catalog);
+        let offered = std::sync::Arc::clone(&resolved.0.catalog);
         match (method, legacy) {
             ("server/discover", false) => Ok(value(json!(DiscoverResult {
                 // The versions actually served, oldest first.

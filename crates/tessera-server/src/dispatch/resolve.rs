@@ -17,8 +17,12 @@ use crate::intake::Request;
 use crate::{McpServer, Offered, RequestFacts, ToolDef};
 
 /// What a request names, resolved once ([`McpServer::resolve`]); serve it
-/// with [`McpServer::serve_resolved`].
-pub struct Resolved {
+/// with [`McpServer::serve_resolved`]. One allocation: it moves through
+/// every layer of the request's future, and a pointer moves cheaply.
+pub struct Resolved(pub(crate) Box<Parts>);
+
+/// What [`Resolved`] holds.
+pub(crate) struct Parts {
     /// What the server offered when the request arrived.
     pub(crate) catalog: Arc<Catalog>,
     /// The tool a `tools/call` names, when its caller is shown it.
@@ -46,17 +50,17 @@ impl Resolved {
     /// The tool a `tools/call` names, as its caller sees it: `None` for any
     /// other method, an unknown tool, or one hidden from this caller.
     pub fn tool(&self) -> Option<&Arc<ToolDef>> {
-        self.tool.as_ref()
+        self.0.tool.as_ref()
     }
 }
 
 impl crate::telemetry::Target for Resolved {
     fn known(&self) -> bool {
-        self.known_target
+        self.0.known_target
     }
 
     fn round_one(&self) -> Option<&str> {
-        match &self.ticket {
+        match &self.0.ticket {
             Ticket::Opened(opened) => opened.payload.flow.as_ref()?.first.as_deref(),
             _ => None,
         }
@@ -136,13 +140,13 @@ impl McpServer {
             },
             (Some(_), Some(_)) => Ticket::Refused(RequestStateFailure::NotAString),
         };
-        Resolved {
+        Resolved(Box::new(Parts {
             catalog,
             tool,
             known_target,
             binding,
             ticket,
-        }
+        }))
     }
 }
 

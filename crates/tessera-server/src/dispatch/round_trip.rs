@@ -14,7 +14,7 @@ use tessera_state::Binding;
 
 use super::capability_check::check_capabilities;
 use super::handled::{Json, ResultShape, serialisation_failed};
-use super::resolve::{Resolved, Ticket};
+use super::resolve::{Parts, Resolved, Ticket};
 use super::ticket::TicketBody;
 use super::{Incoming, required_str, take};
 use crate::answer::{MAX_ANSWERS_BYTES, Slot, carried, collect, json_len};
@@ -85,12 +85,12 @@ impl McpServer {
         incoming: Incoming,
         resolved: Resolved,
     ) -> Result<Json, ServerError> {
-        let Resolved {
+        let Parts {
             tool,
             binding,
             ticket,
             ..
-        } = resolved;
+        } = *resolved.0;
         let retry = Retry::take(&mut params, ticket);
         let arguments = take(&mut params, "arguments");
         let Some(tool) = tool else {
@@ -162,12 +162,12 @@ impl McpServer {
         incoming: Incoming,
         resolved: Resolved,
     ) -> Result<Json, ServerError> {
-        let Resolved {
+        let Parts {
             catalog,
             binding,
             ticket,
             ..
-        } = resolved;
+        } = *resolved.0;
         let retry = Retry::take(&mut params, ticket);
         let arguments = match take(&mut params, "arguments") {
             None | Some(Value::Null) => Value::Object(Map::new()),
@@ -217,12 +217,12 @@ impl McpServer {
         incoming: Incoming,
         resolved: Resolved,
     ) -> Result<Json, ServerError> {
-        let Resolved {
+        let Parts {
             catalog,
             binding,
             ticket,
             ..
-        } = resolved;
+        } = *resolved.0;
         let retry = Retry::take(&mut params, ticket);
         let uri = required_str(params.as_ref(), "uri", "resources/read")?;
         let shown = |item| self.shows(&incoming.facts, item);

@@ -24,7 +24,7 @@ use tessera_protocol::{
 };
 
 pub(crate) use reader::SentMeta;
-use reader::{Budget, Frame, FrameParams, MetaReading, Pass, Shape, read_frame};
+use reader::{Frame, FrameParams, MetaReading, Pass, Shape, ValuesLeft, read_frame};
 
 /// What one message may cost before anything is built from it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,7 +109,7 @@ fn read_with(
     limits: &Limits,
     meta: MetaReading,
 ) -> Result<Result<Message, Refusal>, Retry> {
-    let budget = Budget::new(limits.max_json_values);
+    let budget = ValuesLeft::new(limits.max_json_values);
     let pass = Pass {
         budget: &budget,
         meta,

@@ -16,12 +16,12 @@ use serde_json::{Map, Number, Value};
 use tessera_protocol::{JsonObject, RequestMeta};
 
 /// How many more values may be built; set when the limit was passed.
-pub(super) struct Budget {
+pub(super) struct ValuesLeft {
     left: Cell<usize>,
     exceeded: Cell<bool>,
 }
 
-impl Budget {
+impl ValuesLeft {
     pub(super) fn new(limit: usize) -> Self {
         Self {
             left: Cell::new(limit),
@@ -100,7 +100,7 @@ pub(super) enum MetaReading {
 
 /// The pass's settings and what it noticed.
 pub(super) struct Pass<'b> {
-    pub(super) budget: &'b Budget,
+    pub(super) budget: &'b ValuesLeft,
     pub(super) meta: MetaReading,
     /// Set while `_meta` is read typed: an error then is the typed reading's.
     pub(super) in_typed_meta: Cell<bool>,
@@ -353,7 +353,7 @@ impl<'de> Visitor<'de> for ParamsSeed<'_, '_> {
 /// (Nested members named twice keep the last, as JSON parsers do; only the
 /// envelope's and `params`' own members are refused when repeated.)
 #[derive(Clone, Copy)]
-struct Counted<'b>(&'b Budget);
+struct Counted<'b>(&'b ValuesLeft);
 
 impl<'de> DeserializeSeed<'de> for Counted<'_> {
     type Value = Value;
@@ -430,7 +430,7 @@ mod tests {
     use super::*;
 
     fn read(text: &str, limit: usize) -> (Result<Frame, serde_json::Error>, bool) {
-        let budget = Budget::new(limit);
+        let budget = ValuesLeft::new(limit);
         let pass = Pass {
             budget: &budget,
             meta: MetaReading::Counted,

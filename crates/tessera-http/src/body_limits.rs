@@ -1,4 +1,4 @@
-//! Intake limits: what one request body may cost before any handler runs.
+//! Body limits: what one request body may cost before any handler runs.
 //!
 //! - bytes: a per-request limit (the endpoint's body limit) and an
 //!   endpoint-wide budget of body bytes being read at once, so stalled
@@ -19,22 +19,22 @@ pub(crate) const SMALL_BODY: usize = 16 * 1024;
 
 /// A counter with a ceiling; a [`Reservation`] gives back what it took when dropped.
 #[derive(Debug, Default)]
-pub(crate) struct Budget {
+pub(crate) struct Allowance {
     used: AtomicUsize,
 }
 
-/// What a [`Budget::reserve`] took, given back on drop.
+/// What a [`Allowance::reserve`] took, given back on drop.
 #[derive(Debug)]
 pub(crate) struct Reservation {
-    budget: Arc<Budget>,
+    allowance: Arc<Allowance>,
     amount: usize,
 }
 
-impl Budget {
+impl Allowance {
     /// Takes `amount` if that keeps the total at or under `ceiling`.
     pub(crate) fn reserve(self: &Arc<Self>, amount: usize, ceiling: usize) -> Option<Reservation> {
         self.take(amount, ceiling).then(|| Reservation {
-            budget: Arc::clone(self),
+            allowance: Arc::clone(self),
             amount,
         })
     }
@@ -57,7 +57,7 @@ impl Budget {
 impl Reservation {
     /// Takes `more` into this reservation, within `ceiling`.
     pub(crate) fn grow(&mut self, more: usize, ceiling: usize) -> bool {
-        let taken = self.budget.take(more, ceiling);
+        let taken = self.allowance.take(more, ceiling);
         if taken {
             self.amount += more;
         }
@@ -67,7 +67,7 @@ impl Reservation {
 
 impl Drop for Reservation {
     fn drop(&mut self) {
-        self.budget.used.fetch_sub(self.amount, Ordering::AcqRel);
+        self.allowance.used.fetch_sub(self.amount, Ordering::AcqRel);
     }
 }
 
@@ -77,7 +77,7 @@ mod tests {
 
     #[test]
     fn reservations_stay_under_the_ceiling_and_give_back_on_drop() {
-        let budget = Arc::new(Budget::default());
+        let budget = Arc::new(Allowance::default());
         let mut a = budget.reserve(60, 100).unwrap();
         assert!(budget.reserve(41, 100).is_none());
         assert!(a.grow(40, 100));
