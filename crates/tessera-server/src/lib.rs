@@ -43,6 +43,7 @@ mod change;
 mod change_bus;
 mod completion;
 mod context;
+mod definition;
 mod dispatch;
 mod error;
 mod facts;

@@ -47,6 +47,8 @@ pub struct PromptDef {
 }
 
 impl PromptDef {
+    crate::definition::shared_setters!(prompt, "prompt");
+
     /// A prompt named `name` rendered by `handler`.
     pub fn new<A, F, Fut, R>(name: impl Into<String>, handler: F) -> Self
     where
@@ -86,30 +88,6 @@ impl PromptDef {
         }
     }
 
-    /// Human-readable name.
-    pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.prompt.title = Some(title.into());
-        self
-    }
-
-    /// What the prompt is for.
-    pub fn description(mut self, description: impl Into<String>) -> Self {
-        self.prompt.description = Some(description.into());
-        self
-    }
-
-    /// Extension metadata on the definition (`_meta`; its keys are checked at build).
-    pub fn meta(mut self, meta: tessera_protocol::JsonObject) -> Self {
-        self.prompt.meta = Some(meta);
-        self
-    }
-
-    /// An icon a client may show for the prompt (`https:` or `data:`; checked at build).
-    pub fn icon(mut self, icon: tessera_protocol::Icon) -> Self {
-        self.prompt.icons.get_or_insert_with(Vec::new).push(icon);
-        self
-    }
-
     /// Suggests values for the argument `argument` (`completion/complete`);
     /// the server fails to build when the prompt declares no such argument.
     ///
@@ -135,29 +113,6 @@ impl PromptDef {
     {
         self.completers
             .insert(argument.into(), Completer::new(handler));
-        self
-    }
-
-    /// Requires these OAuth scopes (as [`ToolDef::scopes`](crate::ToolDef::scopes)):
-    /// a caller whose verified token lacks one gets 403 `insufficient_scope`
-    /// naming them, for this prompt and its completions alike.
-    pub fn scopes<I, S>(mut self, scopes: I) -> Self
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<String>,
-    {
-        self.scopes.extend(scopes.into_iter().map(Into::into));
-        self
-    }
-
-    /// The OAuth scopes a caller's token must grant for this prompt.
-    pub fn required_scopes(&self) -> &[String] {
-        &self.scopes
-    }
-
-    /// Declares that the handler reads application state of type `T`.
-    pub fn needs_state<T: Send + Sync + 'static>(mut self) -> Self {
-        self.needs.push(NeededState::of::<T>());
         self
     }
 

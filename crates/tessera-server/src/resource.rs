@@ -100,6 +100,8 @@ where
     })
 }
 impl ResourceDef {
+    crate::definition::shared_setters!(resource, "resource");
+
     /// A resource at `uri` named `name`, read by `handler`.
     pub fn new<F, Fut, R>(uri: impl Into<String>, name: impl Into<String>, handler: F) -> Self
     where
@@ -119,56 +121,9 @@ impl ResourceDef {
         }
     }
 
-    /// What the resource is.
-    pub fn description(mut self, description: impl Into<String>) -> Self {
-        self.resource.description = Some(description.into());
-        self
-    }
-
     /// Its MIME type.
     pub fn mime_type(mut self, mime_type: impl Into<String>) -> Self {
         self.resource.mime_type = Some(mime_type.into());
-        self
-    }
-
-    /// Human-readable name.
-    pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.resource.title = Some(title.into());
-        self
-    }
-
-    /// Extension metadata on the definition (`_meta`; its keys are checked at build).
-    pub fn meta(mut self, meta: tessera_protocol::JsonObject) -> Self {
-        self.resource.meta = Some(meta);
-        self
-    }
-
-    /// An icon a client may show for the resource (`https:` or `data:`; checked at build).
-    pub fn icon(mut self, icon: tessera_protocol::Icon) -> Self {
-        self.resource.icons.get_or_insert_with(Vec::new).push(icon);
-        self
-    }
-
-    /// Requires these OAuth scopes (as [`ToolDef::scopes`](crate::ToolDef::scopes)):
-    /// a caller whose verified token lacks one gets 403 `insufficient_scope`
-    /// naming them, when it reads this resource.
-    pub fn scopes<I, S>(mut self, scopes: I) -> Self
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<String>,
-    {
-        self.scopes.extend(scopes.into_iter().map(Into::into));
-        self
-    }
-
-    /// The OAuth scopes a caller's token must grant for this resource.
-    pub fn required_scopes(&self) -> &[String] {
-        &self.scopes
-    }
-
-    /// Declares that the handler reads application state of type `T`.
-    pub fn needs_state<T: Send + Sync + 'static>(mut self) -> Self {
-        self.needs.push(NeededState::of::<T>());
         self
     }
 
@@ -179,6 +134,8 @@ impl ResourceDef {
 }
 
 impl ResourceTemplateDef {
+    crate::definition::shared_setters!(template, "resource template");
+
     /// A template (RFC 6570 simple `{var}` expressions) named `name`, read by
     /// `handler` with the matched variables as `A`.
     pub fn new<A, F, Fut, R>(
@@ -205,56 +162,9 @@ impl ResourceTemplateDef {
         }
     }
 
-    /// What the resources are.
-    pub fn description(mut self, description: impl Into<String>) -> Self {
-        self.template.description = Some(description.into());
-        self
-    }
-
     /// Their MIME type.
     pub fn mime_type(mut self, mime_type: impl Into<String>) -> Self {
         self.template.mime_type = Some(mime_type.into());
-        self
-    }
-
-    /// Human-readable name.
-    pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.template.title = Some(title.into());
-        self
-    }
-
-    /// Extension metadata on the definition (`_meta`; its keys are checked at build).
-    pub fn meta(mut self, meta: tessera_protocol::JsonObject) -> Self {
-        self.template.meta = Some(meta);
-        self
-    }
-
-    /// An icon a client may show for these resources (`https:` or `data:`; checked at build).
-    pub fn icon(mut self, icon: tessera_protocol::Icon) -> Self {
-        self.template.icons.get_or_insert_with(Vec::new).push(icon);
-        self
-    }
-
-    /// Requires these OAuth scopes (as [`ToolDef::scopes`](crate::ToolDef::scopes)):
-    /// a caller whose verified token lacks one gets 403 `insufficient_scope`
-    /// naming them, for these resources and its completions alike.
-    pub fn scopes<I, S>(mut self, scopes: I) -> Self
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<String>,
-    {
-        self.scopes.extend(scopes.into_iter().map(Into::into));
-        self
-    }
-
-    /// The OAuth scopes a caller's token must grant for these resources.
-    pub fn required_scopes(&self) -> &[String] {
-        &self.scopes
-    }
-
-    /// Declares that the handler reads application state of type `T`.
-    pub fn needs_state<T: Send + Sync + 'static>(mut self) -> Self {
-        self.needs.push(NeededState::of::<T>());
         self
     }
 

@@ -71,6 +71,8 @@ pub enum TaskSupport {
 }
 
 impl ToolDef {
+    crate::definition::shared_setters!(tool, "tool");
+
     /// A tool named `name` (1 to 128 of `A-Z a-z 0-9 _ - .`) served by `handler`.
     pub fn new<A, F, Fut, R>(name: impl Into<String>, handler: F) -> Self
     where
@@ -119,24 +121,6 @@ impl ToolDef {
         }
     }
 
-    /// Human-readable name.
-    pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.tool.title = Some(title.into());
-        self
-    }
-
-    /// What the tool does.
-    pub fn description(mut self, description: impl Into<String>) -> Self {
-        self.tool.description = Some(description.into());
-        self
-    }
-
-    /// An icon a client may show for the tool (`https:` or `data:`; checked at build).
-    pub fn icon(mut self, icon: tessera_protocol::Icon) -> Self {
-        self.tool.icons.get_or_insert_with(Vec::new).push(icon);
-        self
-    }
-
     /// Behaviour hints.
     pub fn annotations(mut self, annotations: ToolAnnotations) -> Self {
         self.tool.annotations = Some(annotations);
@@ -175,34 +159,10 @@ impl ToolDef {
         self
     }
 
-    /// Extension metadata on the definition (`_meta`; its keys are checked at build).
-    pub fn meta(mut self, meta: JsonObject) -> Self {
-        self.tool.meta = Some(meta);
-        self
-    }
-
-    /// Requires these OAuth scopes: a caller whose verified token lacks one
-    /// gets 403 `insufficient_scope` naming them (so its client can step up).
-    /// Checked only where the transport verified a token (`RequestFacts::auth`):
-    /// over stdio, or behind another authentication hook, there is nothing to check.
-    pub fn scopes<I, S>(mut self, scopes: I) -> Self
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<String>,
-    {
-        self.scopes.extend(scopes.into_iter().map(Into::into));
-        self
-    }
-
     /// Each ticket of this tool is redeemed at most once (through the server's ticket ledger).
     pub fn single_use(mut self) -> Self {
         self.single_use = true;
         self
-    }
-
-    /// The OAuth scopes a caller's token must grant to call this tool.
-    pub fn required_scopes(&self) -> &[String] {
-        &self.scopes
     }
 
     /// Whether each ticket of this tool is redeemed at most once.
@@ -238,13 +198,6 @@ impl ToolDef {
             }
             Err(e) => self.problems.push(e.to_string()),
         }
-        self
-    }
-
-    /// Declares that the handler reads application state of type `T`; the
-    /// server fails to build without it ([`with_state`](crate::McpServerBuilder::with_state)).
-    pub fn needs_state<T: Send + Sync + 'static>(mut self) -> Self {
-        self.needs.push(NeededState::of::<T>());
         self
     }
 
