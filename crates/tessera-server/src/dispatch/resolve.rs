@@ -2,13 +2,16 @@
 //! it calls as its caller sees it, what its ticket binds to, and its ticket
 //! opened. The HTTP endpoint's header check, the request's span and the
 //! round trip all read this one value, so per request the catalog is read
-//! once, the name looked up once, the arguments digested once and the ticket
-//! opened once (its single use is redeemed later, when the round is served).
+//! once, the name looked up once and the arguments digested once. The ticket
+//! is opened at most once, when first needed: by the span of a later round
+//! that must find round one's, else when the round is served — after the
+//! middleware, so a request refused before its round costs no decryption.
+//! Its single use is redeemed only when the round is served.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
-use tessera_state::{Binding, BindingPrefix, Opened};
+use tessera_state::{Binding, BindingPrefix, Opened, RequestStateCodec};
 
 use super::ticket::TicketBody;
 use crate::catalog::Catalog;
@@ -32,8 +35,10 @@ pub(crate) struct Parts {
     /// What a ticket of this request is bound to (`tools/call` of a known
     /// tool with object arguments, `prompts/get`, `resources/read`).
     pub(crate) binding: Option<Binding>,
-    /// The `requestState` the request carries.
-    pub(crate) ticket: Ticket,
+    /// The server's codec, to open the ticket when it is first needed.
+    codec: Option<RequestStateCodec>,
+    /// The request's ticket once opened (by the span, before serving).
+    opened: OnceLock<Ticket>,
 }
 
 /// A request's `requestState`, opened against its binding.
@@ -54,13 +59,50 @@ impl Resolved {
     }
 }
 
+impl Parts {
+    /// The ticket `token` (the request's `requestState`), opened once: the
+    /// one the span opened, else opened now.
+    pub(crate) fn take_ticket(&mut self, token: Option<&Value>) -> Ticket {
+        match self.opened.take() {
+            Some(ticket) => ticket,
+            None => self.open(token),
+        }
+    }
+
+    /// Opens `token` against the binding.
+    fn open(&self, token: Option<&Value>) -> Ticket {
+        let binding = match (token, &self.binding) {
+            (None | Some(Value::Null), _) => return Ticket::Absent,
+            // Nothing to bind to: the request is refused before its ticket matters.
+            (Some(_), None) => return Ticket::Absent,
+            (Some(_), Some(binding)) => binding,
+        };
+        let Some(Value::String(token)) = token else {
+            return Ticket::Refused(RequestStateFailure::NotAString);
+        };
+        let Some(codec) = &self.codec else {
+            return Ticket::Refused(RequestStateFailure::NoCodec);
+        };
+        #[cfg(test)]
+        tests::OPENS.with(|opens| opens.set(opens.get() + 1));
+        match codec.open::<TicketBody>(token, binding) {
+            Ok(opened) => Ticket::Opened(Box::new(opened)),
+            Err(e) => Ticket::Refused(RequestStateFailure::Open(e)),
+        }
+    }
+}
+
 impl crate::telemetry::Target for Resolved {
     fn known(&self) -> bool {
         self.0.known_target
     }
 
-    fn round_one(&self) -> Option<&str> {
-        match &self.0.ticket {
+    fn round_one(&self, request: &Request) -> Option<&str> {
+        let parts = &self.0;
+        let ticket = parts
+            .opened
+            .get_or_init(|| parts.open(request.param(tessera_protocol::REQUEST_STATE)));
+        match ticket {
             Ticket::Opened(opened) => opened.payload.flow.as_ref()?.first.as_deref(),
             _ => None,
         }
@@ -69,8 +111,8 @@ impl crate::telemetry::Target for Resolved {
 
 impl McpServer {
     /// Resolves what `request` names, once, from one snapshot of the catalog:
-    /// the tool as this caller sees it, what its ticket binds to, and the
-    /// ticket it carries, opened. Transports that look at the request before
+    /// the tool as this caller sees it and what its ticket binds to (the
+    /// ticket itself is opened once, when first needed). Transports that look at the request before
     /// serving it (the HTTP endpoint's `Mcp-Param-*` check, the span) resolve
     /// it first and hand the result to [`serve_resolved`](Self::serve_resolved);
     /// [`serve`](Self::serve) resolves a request itself.
@@ -123,29 +165,13 @@ impl McpServer {
             }
             _ => (None, false, None),
         };
-        let ticket = match (request.param(tessera_protocol::REQUEST_STATE), &binding) {
-            (None | Some(Value::Null), _) => Ticket::Absent,
-            // Nothing to bind to: the request is refused before its ticket matters.
-            (Some(_), None) => Ticket::Absent,
-            (Some(Value::String(token)), Some(binding)) => match &self.codec {
-                None => Ticket::Refused(RequestStateFailure::NoCodec),
-                Some(codec) => {
-                    #[cfg(test)]
-                    tests::OPENS.with(|opens| opens.set(opens.get() + 1));
-                    match codec.open::<TicketBody>(token, binding) {
-                        Ok(opened) => Ticket::Opened(Box::new(opened)),
-                        Err(e) => Ticket::Refused(RequestStateFailure::Open(e)),
-                    }
-                }
-            },
-            (Some(_), Some(_)) => Ticket::Refused(RequestStateFailure::NotAString),
-        };
         Resolved(Box::new(Parts {
             catalog,
             tool,
             known_target,
             binding,
-            ticket,
+            codec: self.codec.clone(),
+            opened: OnceLock::new(),
         }))
     }
 }
@@ -212,8 +238,9 @@ mod tests {
     }
 
     /// One round as every transport serves it (resolve, observe, serve);
-    /// returns the result and the catalog snapshots and ticket opens it took.
-    fn round(server: &McpServer, id: u64, extra: Value) -> (Value, usize, usize) {
+    /// returns the result, the catalog snapshots it took, and the tickets it
+    /// opened before serving (for the span) and in all.
+    fn round(server: &McpServer, id: u64, extra: Value) -> (Value, usize, (usize, usize)) {
         let mut params = json!({
             "_meta": {
                 "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -233,49 +260,55 @@ mod tests {
         let facts = RequestFacts::modern();
         crate::catalog::READS.with(|reads| reads.set(0));
         OPENS.with(|opens| opens.set(0));
-        let handled = block(async {
+        let (handled, before) = block(async {
             let resolved = server.resolve(&request, &facts);
             let observed = server.observe(&request, &facts, &resolved);
-            observed
+            let before = OPENS.with(std::cell::Cell::get);
+            let handled = observed
                 .run(server.serve_resolved(request, facts, resolved))
-                .await
+                .await;
+            (handled, before)
         });
         let reads = crate::catalog::READS.with(std::cell::Cell::get);
         let opens = OPENS.with(std::cell::Cell::get);
-        (handled.result_value().unwrap(), reads, opens)
+        (handled.result_value().unwrap(), reads, (before, opens))
     }
 
     /// Each round of a flow takes one catalog snapshot and opens its ticket
-    /// once, spans and metrics included.
-    fn one_snapshot_and_one_open_per_round() {
+    /// once, spans and metrics included: before serving when the span needs
+    /// round one's (`by_span`), else only to serve.
+    fn one_snapshot_and_one_open_per_round(by_span: bool) {
         let server = counter();
+        let once = (usize::from(by_span), 1);
         let (first, reads, opens) = round(&server, 1, json!({}));
-        assert_eq!((reads, opens), (1, 0), "round one: {first}");
+        assert_eq!((reads, opens), (1, (0, 0)), "round one: {first}");
         let (second, reads, opens) = round(
             &server,
             2,
             json!({"requestState": first["requestState"],
                    "inputResponses": {"amount": {"action": "accept", "content": {"amount": 5}}}}),
         );
-        assert_eq!((reads, opens), (1, 1), "round two: {second}");
+        assert_eq!((reads, opens), (1, once), "round two: {second}");
         let (done, reads, opens) = round(
             &server,
             3,
             json!({"requestState": second["requestState"],
                    "inputResponses": {"confirmation": {"action": "accept", "content": {"confirm": true}}}}),
         );
-        assert_eq!((reads, opens), (1, 1), "round three: {done}");
+        assert_eq!((reads, opens), (1, once), "round three: {done}");
         assert_eq!(done["content"][0]["text"], "next value is 15");
     }
 
     #[test]
     fn a_request_is_resolved_once() {
-        one_snapshot_and_one_open_per_round();
+        // No span recorded (whatever another test installed globally).
+        let quiet = tracing::subscriber::NoSubscriber::default();
+        tracing::subscriber::with_default(quiet, || one_snapshot_and_one_open_per_round(false));
     }
 
     /// With spans recorded into OpenTelemetry, a later round's span takes
-    /// round one's as its parent from the ticket opened to serve it: still
-    /// one open.
+    /// round one's as its parent from its ticket, opened for the span before
+    /// the round is served and not again to serve it.
     #[cfg(feature = "otel")]
     #[test]
     fn a_request_is_resolved_once_with_otel_spans() {
@@ -284,6 +317,8 @@ mod tests {
         let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder().build();
         let subscriber = tracing_subscriber::registry()
             .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("resolve-test")));
-        tracing::subscriber::with_default(subscriber, one_snapshot_and_one_open_per_round);
+        tracing::subscriber::with_default(subscriber, || {
+            one_snapshot_and_one_open_per_round(true);
+        });
     }
 }

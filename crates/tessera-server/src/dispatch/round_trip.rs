@@ -67,12 +67,11 @@ struct Retry {
 }
 
 impl Retry {
-    /// Moves the answers out of `params` (nothing is copied), with the
-    /// resolved ticket; the ticket's own param is dropped.
-    fn take(params: &mut Option<Value>, ticket: Ticket) -> Self {
-        take(params, REQUEST_STATE);
+    /// Moves the ticket and the answers out of `params` (nothing is copied);
+    /// the ticket opened once, by `resolved` ([`Parts::take_ticket`]).
+    fn take(params: &mut Option<Value>, resolved: &mut Parts) -> Self {
         Self {
-            ticket,
+            ticket: resolved.take_ticket(take(params, REQUEST_STATE).as_ref()),
             input_responses: take(params, INPUT_RESPONSES),
         }
     }
@@ -85,13 +84,9 @@ impl McpServer {
         incoming: Incoming,
         resolved: Resolved,
     ) -> Result<Json, ServerError> {
-        let Parts {
-            tool,
-            binding,
-            ticket,
-            ..
-        } = *resolved.0;
-        let retry = Retry::take(&mut params, ticket);
+        let mut parts = *resolved.0;
+        let retry = Retry::take(&mut params, &mut parts);
+        let Parts { tool, binding, .. } = parts;
         let arguments = take(&mut params, "arguments");
         let Some(tool) = tool else {
             let name = required_str(params.as_ref(), "name", "tools/call")?;
@@ -162,13 +157,11 @@ impl McpServer {
         incoming: Incoming,
         resolved: Resolved,
     ) -> Result<Json, ServerError> {
+        let mut parts = *resolved.0;
+        let retry = Retry::take(&mut params, &mut parts);
         let Parts {
-            catalog,
-            binding,
-            ticket,
-            ..
-        } = *resolved.0;
-        let retry = Retry::take(&mut params, ticket);
+            catalog, binding, ..
+        } = parts;
         let arguments = match take(&mut params, "arguments") {
             None | Some(Value::Null) => Value::Object(Map::new()),
             Some(a) => a,
@@ -217,13 +210,11 @@ impl McpServer {
         incoming: Incoming,
         resolved: Resolved,
     ) -> Result<Json, ServerError> {
+        let mut parts = *resolved.0;
+        let retry = Retry::take(&mut params, &mut parts);
         let Parts {
-            catalog,
-            binding,
-            ticket,
-            ..
-        } = *resolved.0;
-        let retry = Retry::take(&mut params, ticket);
+            catalog, binding, ..
+        } = parts;
         let uri = required_str(params.as_ref(), "uri", "resources/read")?;
         let shown = |item| self.shows(&incoming.facts, item);
         let (handler, read) = if let Some(resource) = catalog

@@ -91,9 +91,9 @@ pub trait Target {
     /// Whether the server has the tool or prompt the request names (its span
     /// and metric carry the name only then).
     fn known(&self) -> bool;
-    /// Round one's span context as the request's ticket keeps it, when it
-    /// carries one that opened.
-    fn round_one(&self) -> Option<&str>;
+    /// Round one's span context as `request`'s ticket keeps it, when it
+    /// carries one that opens (opened here, and then not again to serve it).
+    fn round_one(&self, request: &Request) -> Option<&str>;
 }
 
 impl McpServer {
@@ -477,7 +477,7 @@ fn adopt_parent(
         })
         .or_else(|| {
             // Round one's span, from the ticket opened when the request was resolved.
-            let first = super::flow::otel::round_one(resolved.round_one()?)?;
+            let first = super::flow::otel::round_one(resolved.round_one(request)?)?;
             Some(opentelemetry::Context::new().with_remote_span_context(first))
         });
     if let Some(parent) = parent {
