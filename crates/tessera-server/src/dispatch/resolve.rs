@@ -1,6 +1,6 @@
 //! A request resolved once: the catalog snapshot it is served from, the tool
-//! it calls as its caller sees it, what its ticket binds to, and its ticket
-//! opened. The HTTP endpoint's header check, the request's span and the
+//! it calls as its caller sees it, what its ticket binds to, and its ticket,
+//! opened once. The HTTP endpoint's header check, the request's span and the
 //! round trip all read this one value, so per request the catalog is read
 //! once, the name looked up once and the arguments digested once. The ticket
 //! is opened at most once, when first needed: by the span of a later round
@@ -112,10 +112,11 @@ impl crate::telemetry::Target for Resolved {
 impl McpServer {
     /// Resolves what `request` names, once, from one snapshot of the catalog:
     /// the tool as this caller sees it and what its ticket binds to (the
-    /// ticket itself is opened once, when first needed). Transports that look at the request before
-    /// serving it (the HTTP endpoint's `Mcp-Param-*` check, the span) resolve
-    /// it first and hand the result to [`serve_resolved`](Self::serve_resolved);
-    /// [`serve`](Self::serve) resolves a request itself.
+    /// ticket itself is opened once, when first needed). Transports that
+    /// look at the request before serving it (the HTTP endpoint's
+    /// `Mcp-Param-*` check, the span) resolve it first and hand the result to
+    /// [`serve_resolved`](Self::serve_resolved); [`serve`](Self::serve)
+    /// resolves a request itself.
     pub fn resolve(&self, request: &Request, facts: &RequestFacts) -> Resolved {
         let catalog = self.catalog();
         let principal = facts.principal.as_deref();
