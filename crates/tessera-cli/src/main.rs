@@ -167,9 +167,11 @@ enum Command {
 #[derive(clap::Args)]
 struct Answering {
     /// Scripted answers: a JSON file {"key": {"field": value} | "decline" | "cancel"}.
+    /// A URL-mode request can be scripted "decline" or "cancel", never accepted.
     #[arg(long)]
     answers: Option<std::path::PathBuf>,
-    /// One scripted answer field: key.field=value (repeatable), or key=decline / key=cancel.
+    /// One scripted answer field: key.field=value (repeatable), or key=decline / key=cancel
+    /// (a URL-mode request is only ever opened after a yes on the terminal).
     #[arg(long = "answer")]
     answer: Vec<String>,
     /// Print the final JSON-RPC result instead of its text.

@@ -1,8 +1,14 @@
 //! The CLI's elicitor: scripted answers first, then the terminal, never a made-up answer.
+//!
+//! A script may decline or cancel a URL-mode request but never consent to
+//! one: opening a page is for the person who sees its host, so a scripted
+//! accept meeting a URL asks on the terminal, or without one is an error.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use tessera_client::{BoxFuture, ClientError, Elicitor, InputKinds, ScriptedElicitor};
+use tessera_client::{
+    BoxFuture, ClientError, Elicitor, InputKinds, ScriptedAnswer, ScriptedElicitor,
+};
 use tessera_protocol::{ElicitAction, ElicitFormParams, ElicitResult, ElicitUrlParams};
 
 use crate::prompt_form;
@@ -95,9 +101,17 @@ impl Elicitor for CliElicitor {
         params: &'a ElicitUrlParams,
     ) -> BoxFuture<'a, Result<ElicitResult, ClientError>> {
         Box::pin(async move {
-            let result = match self.scripted(key) {
-                Some(r) => r.map(|r| ElicitResult { content: None, ..r }),
-                None if self.interactive => prompt_form::ask_url(server, key, params),
+            let result = match self.script.answer_for(key) {
+                Some(refused @ (ScriptedAnswer::Decline | ScriptedAnswer::Cancel)) => {
+                    Ok(refused.to_result())
+                }
+                Some(ScriptedAnswer::Accept(_)) | None if self.interactive => {
+                    prompt_form::ask_url(server, key, params)
+                }
+                Some(ScriptedAnswer::Accept(_)) => Err(ClientError::Elicitation(format!(
+                    "input request '{key}' asks to open a URL (\"{}\"); a scripted answer never consents to a URL, and there is no terminal to ask on; run on a terminal, or pass --answer {key}=decline",
+                    params.message
+                ))),
                 None => Err(Self::no_way_to_ask(key, &params.message)),
             };
             self.note(result)

@@ -350,3 +350,52 @@ fn a_web_url_shows_its_host_apart_and_opens_after_a_yes() {
         "https://bank.example@evil.example/login"
     );
 }
+
+/// Finding 5 of the hostile review: a scripted form answer keyed like a
+/// URL-mode request never consents to the URL: headless it is an error
+/// (exit 5, naming the way out) and nothing is opened.
+#[test]
+fn a_scripted_form_answer_never_opens_a_url_headless() {
+    let opener = FakeOpener::new("scripted-headless");
+    let out = Command::new(TESSERA)
+        .args(["call", url(), "open-web", "--answer", "page.amount=5"])
+        .env("PATH", opener.path())
+        .env_remove("BROWSER")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let shown = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(5), "{shown}");
+    assert!(
+        shown.contains("a scripted answer never consents to a URL")
+            && shown.contains("--answer page=decline"),
+        "{shown}"
+    );
+    assert!(!shown.contains("opened"), "{shown}");
+    assert_eq!(opener.opened(), "", "nothing was opened");
+}
+
+/// Finding 5: on a terminal the same script still shows the host and waits
+/// for the person's yes; a scripted decline is sent as it is.
+#[test]
+fn a_scripted_form_answer_still_asks_on_a_terminal_and_decline_is_kept() {
+    let opener = FakeOpener::new("scripted-pty");
+    let mut p = pty(
+        &["call", url(), "open-web", "--answer", "page.amount=5"],
+        Some(&opener.path()),
+    );
+    expect_clean(&mut p, "evil.example");
+    expect_clean(&mut p, "Open this page on evil.example?");
+    assert_eq!(opener.opened(), "", "nothing opened before the yes");
+    key(&mut p, "n");
+    key(&mut p, "\r");
+    p.exp_eof().unwrap();
+    assert_eq!(opener.opened(), "", "nothing opened after a no");
+
+    let declined = tessera(&["call", url(), "open-web", "--answer", "page=decline"]);
+    assert_eq!(declined.code, 3, "{}", declined.out);
+}

@@ -11,7 +11,9 @@ use tessera_protocol::BoxFuture;
 /// One prepared answer.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ScriptedAnswer {
-    /// Accept with this content (for URL mode the content is ignored).
+    /// Accept with this content. A URL-mode request is accepted only by an
+    /// answer without content (`"accept"`): field values are a form's answer,
+    /// and meeting a URL they are an error, never a consent to open it.
     Accept(JsonObject),
     /// Decline.
     Decline,
@@ -45,7 +47,9 @@ impl ScriptedAnswer {
 
 /// An [`Elicitor`] that answers form and URL requests from a map keyed by input-request key.
 ///
-/// A request without a prepared answer is an error naming it — never a made-up decline.
+/// A request without a prepared answer is an error naming it — never a made-up
+/// decline — and so is an answer of the wrong kind: a form's field values
+/// meeting a URL-mode request.
 #[derive(Debug, Clone, Default)]
 pub struct ScriptedElicitor {
     answers: HashMap<String, ScriptedAnswer>,
@@ -120,8 +124,53 @@ impl Elicitor for ScriptedElicitor {
         _params: &'a ElicitUrlParams,
     ) -> BoxFuture<'a, Result<ElicitResult, ClientError>> {
         Box::pin(async move {
+            if let Some(ScriptedAnswer::Accept(fields)) = self.answers.get(key)
+                && !fields.is_empty()
+            {
+                return Err(ClientError::Elicitation(format!(
+                    "the scripted answer for input request '{key}' holds form fields, but the server asked to open a URL; script \"accept\", \"decline\" or \"cancel\" for it"
+                )));
+            }
             self.lookup(key)
                 .map(|r| ElicitResult { content: None, ..r })
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn page() -> ElicitUrlParams {
+        ElicitUrlParams {
+            message: "Pay here".into(),
+            url: "https://pay.example/1".into(),
+            elicitation_id: Some("e1".into()),
+        }
+    }
+
+    fn script(answer: ScriptedAnswer) -> ScriptedElicitor {
+        ScriptedElicitor::new(HashMap::from([("open".to_string(), answer)]))
+    }
+
+    #[tokio::test]
+    async fn a_forms_answer_never_consents_to_a_url() {
+        let fields = serde_json::json!({"amount": 5})
+            .as_object()
+            .unwrap()
+            .clone();
+        let err = script(ScriptedAnswer::Accept(fields))
+            .url("server", "open", &page())
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("holds form fields"), "{err}");
+        let accepted = script(ScriptedAnswer::Accept(JsonObject::new()))
+            .url("server", "open", &page())
+            .await
+            .unwrap();
+        assert_eq!(
+            (accepted.action, accepted.content),
+            (tessera_protocol::ElicitAction::Accept, None)
+        );
     }
 }

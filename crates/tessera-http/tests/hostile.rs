@@ -580,3 +580,80 @@ async fn initialize_era_requests_have_the_headers_they_send_checked() {
     let truthful = send(&[("Mcp-Method", "tools/call"), ("Mcp-Name", "echo")]).await;
     assert_eq!(truthful.status, 200, "{}", truthful.body);
 }
+
+/// Finding 7 of the second hostile review: the audit layer records a request
+/// whose client went away mid-call, as `abandoned`, with who sent it — the
+/// requests an attacker abandons are in the trail like the rest.
+#[tokio::test]
+async fn an_abandoned_request_still_gets_its_audit_record() {
+    use std::sync::{Arc, Mutex};
+    use tessera_server::middleware::{Audit, AuditRecord, Outcome};
+
+    let records = Arc::new(Mutex::new(Vec::<AuditRecord>::new()));
+    let into = Arc::clone(&records);
+    let server = McpServer::builder("audited", "1.0.0")
+        .middleware(Audit::new(move |r: &AuditRecord| {
+            into.lock().unwrap().push(r.clone())
+        }))
+        .tool(ToolDef::new("hang", |_: Context, _: Value| async {
+            std::future::pending::<()>().await;
+            "never"
+        }))
+        .build()
+        .unwrap();
+    let addr = start_with(server, EndpointOptions::default()).await;
+
+    let payload = body(7, "tools/call", json!({"name": "hang", "arguments": {}}));
+    let mut request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Length: {}\r\n",
+        payload.len()
+    );
+    for (k, v) in [
+        JSON,
+        ACCEPT,
+        VERSION,
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", "hang"),
+    ] {
+        request.push_str(&format!("{k}: {v}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(&payload);
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        records.lock().unwrap().is_empty(),
+        "no record while it runs"
+    );
+    drop(stream);
+
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        if let Some(r) = records.lock().unwrap().first() {
+            assert_eq!(r.method, "tools/call");
+            assert_eq!(r.target.as_deref(), Some("hang"));
+            assert_eq!(r.outcome, Outcome::Abandoned);
+            assert_eq!(r.outcome.as_str(), "abandoned");
+            assert_eq!(r.error_code, None);
+            assert!(
+                r.caller.as_deref().is_some_and(|c| c.contains("127.0.0.1")),
+                "{:?}",
+                r.caller
+            );
+            assert!(r.duration >= Duration::from_millis(300), "{:?}", r.duration);
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no audit record within 5 s of the client going away"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // The server keeps serving, and a finished request has its record too.
+    let r = call(addr, 8, "missing", json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let records = records.lock().unwrap();
+    assert_eq!(records.len(), 2, "{records:?}");
+    assert_eq!(records[1].outcome, Outcome::Refused);
+}

@@ -28,6 +28,15 @@ fn server() -> McpServer {
             },
         ))
         .tool(ToolDef::new(
+            "progress",
+            |ctx: Context, _args: Value| async move {
+                for step in 0..3 {
+                    ctx.progress(f64::from(step), Some(3.0), None);
+                }
+                "reported"
+            },
+        ))
+        .tool(ToolDef::new(
             "big",
             |_ctx: Context, _args: Value| async move { "x".repeat(48 * 1024 * 1024) },
         ))
@@ -445,6 +454,51 @@ async fn a_huge_request_id_is_refused_before_any_stream_opens() {
         "the id is not echoed: {} bytes",
         answer.len()
     );
+}
+
+/// #47 finding 4: a progress token is echoed in every progress
+/// notification, so it is bounded like the id: a 921 KB token is refused
+/// (400, -32602) in a response smaller than its request, and a token at the
+/// limit is echoed as sent.
+#[tokio::test]
+async fn a_huge_progress_token_draws_no_response_larger_than_its_request() {
+    let addr = start_serving(
+        server(),
+        EndpointOptions::default(),
+        ServeOptions::default(),
+    )
+    .await;
+    let progress_call = |token: &str| {
+        let mut params = json!({"name": "progress", "arguments": {}});
+        params["_meta"] = support::meta(json!({}));
+        params["_meta"]["progressToken"] = json!(token);
+        let b = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
+            .to_string();
+        format!(
+            "{}{b}",
+            head(addr, "tools/call", Some("progress"), b.len(), None)
+        )
+    };
+    let request = progress_call(&"p".repeat(921_000));
+    let answer = exchange(addr, &request).await;
+    assert!(answer.starts_with("HTTP/1.1 400"), "{}", &answer[..200]);
+    assert!(answer.contains("-32602"), "{answer}");
+    assert!(
+        answer.contains("_meta.progressToken is longer than 256 bytes"),
+        "{answer}"
+    );
+    assert!(
+        answer.len() < request.len() / 100,
+        "{} bytes answered {} sent",
+        answer.len(),
+        request.len()
+    );
+
+    let at_limit = "p".repeat(256);
+    let answer = exchange(addr, &progress_call(&at_limit)).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert_eq!(answer.matches(&at_limit).count(), 3, "{answer}");
+    assert!(answer.contains("reported"), "{answer}");
 }
 
 /// Sends `request` from local address `from` (another loopback address) and reads to the close.

@@ -355,3 +355,35 @@ async fn discovery_lists_the_versions_actually_served() {
         );
     }
 }
+
+/// The second hostile review's finding 2: a subscription is kept only to
+/// what the caller could read, by a URI of bounded size; the refusals say why.
+#[tokio::test]
+async fn a_subscription_is_kept_only_to_a_resource_the_caller_could_read() {
+    let addr = start_with(
+        server(Arc::new(MemoryBus::default())),
+        EndpointOptions::default(),
+    )
+    .await;
+    let sid = initialize(addr, None).await;
+    let session = with(&[("Mcp-Session-Id", sid.as_str())]);
+    let subscribe = |id: i64, uri: &str| json!({"jsonrpc": "2.0", "id": id, "method": "resources/subscribe", "params": {"uri": uri}});
+    let r = post(addr, &session, &subscribe(1, "test://missing")).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.json()["error"]["code"], -32602, "{}", r.body);
+    assert!(r.body.contains("test://missing"), "{}", r.body);
+
+    let long = format!(
+        "test://watched?{}",
+        "x".repeat(tessera_http::MAX_SUBSCRIPTION_URI_BYTES)
+    );
+    let r = post(addr, &session, &subscribe(2, &long)).await;
+    assert_eq!(r.json()["error"]["code"], -32602, "{}", r.body);
+    assert_eq!(
+        r.json()["error"]["message"],
+        "Invalid resources/subscribe params: uri is longer than 2048 bytes"
+    );
+
+    let r = post(addr, &session, &subscribe(3, "test://watched")).await;
+    assert_eq!(r.json()["result"], json!({}), "{}", r.body);
+}

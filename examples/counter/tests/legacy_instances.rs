@@ -4,12 +4,12 @@
 //! sealed, so any instance serves it; the answer to a pushed question is
 //! relayed to the instance whose call asked.
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::net::TcpStream;
 use std::process::Command;
-use std::time::Duration;
 
 use serde_json::{Value, json};
+use test_harness::legacy_session::{initialize, post, send};
 use test_harness::{Listening, RedisServer};
 
 const KEY: &str = "legacy-instances-key-0123456789abcdef0123";
@@ -28,61 +28,6 @@ fn instance(redis: &str) -> Listening {
         .env("MRTR_REQUEST_STATE_KEY", KEY)
         .env("RUST_LOG", "info");
     Listening::start(command)
-}
-
-/// One HTTP/1.1 request on its own connection; the stream is returned unread.
-fn send(addr: &str, method: &str, session: Option<&str>, body: &Value) -> TcpStream {
-    let body = if method == "POST" {
-        body.to_string()
-    } else {
-        String::new()
-    };
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    let mut req = format!(
-        "{method} /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
-        body.len()
-    );
-    if let Some(sid) = session {
-        req.push_str(&format!(
-            "Mcp-Session-Id: {sid}\r\nMCP-Protocol-Version: 2025-11-25\r\n"
-        ));
-    }
-    req.push_str("\r\n");
-    req.push_str(&body);
-    s.write_all(req.as_bytes()).unwrap();
-    s
-}
-
-/// The whole reply: status and text.
-fn post(addr: &str, session: Option<&str>, body: &Value) -> (u16, String) {
-    let mut out = String::new();
-    send(addr, "POST", session, body)
-        .read_to_string(&mut out)
-        .unwrap();
-    let status = out
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    (status, out)
-}
-
-fn initialize(addr: &str) -> String {
-    let (status, reply) = post(
-        addr,
-        None,
-        &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {"form": {}}},
-            "clientInfo": {"name": "t", "version": "1"}}}),
-    );
-    assert_eq!(status, 200, "{reply}");
-    reply
-        .lines()
-        .find_map(|l| l.strip_prefix("mcp-session-id: "))
-        .expect("a session id")
-        .trim()
-        .to_owned()
 }
 
 /// A call's event stream, read message by message.

@@ -139,3 +139,80 @@ async fn with_redis_the_limit_holds_across_two_instances() {
         assert_eq!(r.header("retry-after"), "20", "{}", r.body);
     }
 }
+
+/// The hostile review's finding 3: 120,000 made-up tool names from a caller
+/// that has used up its limit neither give it a fresh bucket nor slow anyone
+/// down — unknown names share one bucket, so they make up no keys — and a
+/// caller from another address is served as usual. (Two an hour: no token
+/// comes back while the test runs.)
+#[tokio::test(flavor = "multi_thread")]
+async fn made_up_tool_names_neither_reset_a_limit_nor_starve_a_fresh_caller() {
+    let counter = tokio::task::spawn_blocking(|| counter(&["--rate-limit", "2/h"]))
+        .await
+        .unwrap();
+    let limited = reqwest::Client::new();
+    for id in 1..=2 {
+        let r = call(&limited, &counter.url, id).await;
+        assert_eq!(r.status, 200, "{}", r.body);
+    }
+    assert_eq!(call(&limited, &counter.url, 3).await.status, 429);
+
+    const NAMES: usize = 120_000;
+    const WORKERS: usize = 16;
+    let mut workers = tokio::task::JoinSet::new();
+    for worker in 0..WORKERS {
+        let (http, url) = (limited.clone(), counter.url.clone());
+        workers.spawn(async move {
+            let mut limited = 0;
+            for i in (worker..NAMES).step_by(WORKERS) {
+                let params = json!({"name": format!("made-up-{i}"), "arguments": {}});
+                let r = mcp_post(&http, &url, None, i as i64, "tools/call", params).await;
+                match r.status {
+                    429 => limited += 1,
+                    // The shared bucket's first two tokens: an unknown tool.
+                    200 => assert_eq!(r.body["error"]["code"], -32602, "{}", r.body),
+                    other => panic!("{other}: {}", r.body),
+                }
+            }
+            limited
+        });
+    }
+    let limited_names: usize = workers.join_all().await.into_iter().sum();
+    assert_eq!(
+        limited_names,
+        NAMES - 2,
+        "all but two share one empty bucket"
+    );
+    let r = mcp_post(
+        &limited,
+        &counter.url,
+        None,
+        4,
+        "tools/call",
+        json!({"name": "made-up-0", "arguments": {}}),
+    )
+    .await;
+    let message = r.body["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.starts_with("Rate limited: tool (unknown) allows 2 per hour per caller"),
+        "{}",
+        r.body
+    );
+
+    // Still limited on the real tool...
+    let r = call(&limited, &counter.url, 5).await;
+    assert_eq!(r.status, 429, "{}", r.body);
+    // ...while a caller from another address is served.
+    let fresh = reqwest::Client::builder()
+        .local_address("127.0.0.2".parse::<std::net::IpAddr>().unwrap())
+        .build()
+        .unwrap();
+    for id in 6..=7 {
+        let r = call(&fresh, &counter.url, id).await;
+        assert_eq!(
+            r.body["result"]["resultType"], "input_required",
+            "{}",
+            r.body
+        );
+    }
+}

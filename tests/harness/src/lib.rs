@@ -3,6 +3,7 @@
 //! that installs it: nothing is skipped silently.
 
 pub mod counter_flows;
+pub mod legacy_session;
 pub mod task_flows;
 
 use std::net::{TcpListener, TcpStream};
@@ -702,6 +703,17 @@ impl Listening {
     pub fn kill(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+
+    /// Its resident memory now, in KiB (`VmRSS` of `/proc/PID/status`).
+    pub fn rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .expect("the process is running");
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .expect("/proc/PID/status has VmRSS")
     }
 }
 

@@ -36,7 +36,9 @@ use tessera_server::{Change, Era, Handled, RequestFacts, Resolved, ServerError};
 use questions::{Delivery, Questions, StreamAsker};
 pub use questions::{MAX_QUESTIONS, MAX_QUESTIONS_PER_PRINCIPAL, MAX_QUESTIONS_PER_SESSION};
 use remembered::{Full, Remembered};
-pub use remembered::{MAX_REMEMBERED_SESSIONS, MAX_SUBSCRIPTIONS_PER_SESSION};
+pub use remembered::{
+    MAX_REMEMBERED_SESSIONS, MAX_SUBSCRIPTION_URI_BYTES, MAX_SUBSCRIPTIONS_PER_SESSION,
+};
 
 use crate::stream::{RequestLog, Running};
 use crate::{McpBody, McpEndpoint, reject};
@@ -109,7 +111,7 @@ impl McpEndpoint {
             version: opened.session.version.clone(),
         };
         facts = facts.with_session(&opened.key);
-        if let Some(answered) = self.take_note(&opened, &request) {
+        if let Some(answered) = self.take_note(&opened, &request, &facts) {
             return answered;
         }
         if !is_bridged(&request.method) {
@@ -120,8 +122,16 @@ impl McpEndpoint {
 
     /// What this instance notes of a session's requests: the level of
     /// `logging/setLevel` (then answered by the server), and
-    /// `resources/subscribe` and `unsubscribe`, answered here.
-    fn take_note(&self, opened: &OpenedSession, request: &Request) -> Option<Response<McpBody>> {
+    /// `resources/subscribe` and `unsubscribe`, answered here. A
+    /// subscription is kept only to what the caller could read
+    /// ([`McpServer::may_subscribe`](tessera_server::McpServer::may_subscribe)),
+    /// by a URI of at most [`MAX_SUBSCRIPTION_URI_BYTES`].
+    fn take_note(
+        &self,
+        opened: &OpenedSession,
+        request: &Request,
+        facts: &RequestFacts,
+    ) -> Option<Response<McpBody>> {
         let remembered = &self.sessions.remembered;
         let id = request.id.clone();
         let noted = match request.method.as_str() {
@@ -140,6 +150,25 @@ impl McpEndpoint {
                     ));
                 };
                 if request.method == "resources/subscribe" {
+                    if uri.len() > MAX_SUBSCRIPTION_URI_BYTES {
+                        return Some(reject::error(
+                            StatusCode::OK,
+                            Some(id),
+                            INVALID_PARAMS,
+                            format!(
+                                "Invalid resources/subscribe params: uri is longer than {MAX_SUBSCRIPTION_URI_BYTES} bytes"
+                            ),
+                            None,
+                        ));
+                    }
+                    // Initialize-era clients expect JSON-RPC errors in a 200 answer.
+                    if let Err(e) = self.server.may_subscribe(uri, facts) {
+                        return Some(reject::rpc_error(
+                            StatusCode::OK,
+                            Some(id),
+                            e.to_error_object(),
+                        ));
+                    }
                     remembered.subscribe(&opened.key, opened.expires_at, uri)
                 } else {
                     remembered.unsubscribe(&opened.key, uri);

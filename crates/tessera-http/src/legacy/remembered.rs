@@ -20,6 +20,10 @@ pub const MAX_REMEMBERED_SESSIONS: usize = 100_000;
 /// Resources one session may subscribe to: 64.
 pub const MAX_SUBSCRIPTIONS_PER_SESSION: usize = 64;
 
+/// The longest URI a session may subscribe to: 2048 bytes (a session's
+/// subscriptions hold at most 64 × 2 KiB = 128 KiB).
+pub const MAX_SUBSCRIPTION_URI_BYTES: usize = 2048;
+
 /// The notes on one session.
 #[derive(Default)]
 struct Note {

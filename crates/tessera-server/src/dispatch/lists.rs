@@ -171,7 +171,7 @@ impl McpServer {
                     .ok_or_else(|| {
                         ServerError::invalid_params(format!("Prompt {name} not found"))
                     })?;
-                self.check_scopes(&incoming, &prompt.scopes, || format!("prompt {name}"))?;
+                self.check_scopes(&incoming.facts, &prompt.scopes, || format!("prompt {name}"))?;
                 (name, prompt.declares(&argument), &prompt.completers)
             }
             CompletionReference::Resource { uri } => {
@@ -185,7 +185,7 @@ impl McpServer {
                     .ok_or_else(|| {
                         ServerError::invalid_params(format!("Resource template {uri} not found"))
                     })?;
-                self.check_scopes(&incoming, &template.scopes, || {
+                self.check_scopes(&incoming.facts, &template.scopes, || {
                     format!("resource template {uri}")
                 })?;
                 (uri, template.declares(&argument), &template.completers)

@@ -9,6 +9,7 @@
 //! - [`capability_check`]: asking only what the client can answer.
 
 mod capability_check;
+mod find_resource;
 mod handled;
 mod listen;
 mod lists;
@@ -92,9 +93,15 @@ impl McpServer {
             .iter()
             .find_map(|k| params.get(*k).and_then(Value::as_str))
             .map(str::to_owned);
+        let offered = if method == "tools/call" {
+            resolved.tool().is_some()
+        } else {
+            self.serves_method(&method)
+        };
         let request = crate::middleware::McpRequest {
             method,
             target,
+            offered,
             principal: incoming.facts.principal.clone(),
             caller: incoming.facts.caller_key(),
             auth: incoming.facts.auth.clone(),
@@ -146,6 +153,30 @@ impl McpServer {
             }
         });
         Handled { id, result }
+    }
+
+    /// Whether `method` is one [`route`](Self::route) serves: a method of the
+    /// protocol or one registered with the builder's `.method(..)`.
+    fn serves_method(&self, method: &str) -> bool {
+        const PROTOCOL: [&str; 16] = [
+            "server/discover",
+            "initialize",
+            "ping",
+            "logging/setLevel",
+            tessera_protocol::SUBSCRIPTIONS_LISTEN,
+            "tools/list",
+            "tools/call",
+            "prompts/list",
+            "prompts/get",
+            "resources/list",
+            "resources/templates/list",
+            "resources/read",
+            tessera_protocol::TASKS_GET,
+            tessera_protocol::TASKS_UPDATE,
+            tessera_protocol::TASKS_CANCEL,
+            "completion/complete",
+        ];
+        PROTOCOL.contains(&method) || self.methods.contains_key(method)
     }
 
     /// One method table for both eras: modern requests carry `_meta` and may

@@ -23,7 +23,6 @@ use crate::form::FormCheck;
 use crate::handler_error::Kind;
 use crate::legacy::needs_modern_message;
 use crate::question::Asked;
-use crate::resource::ResourceRead;
 use crate::{
     BoxFuture, Context, HandlerError, Interrupt, McpServer, Offered, PromptArguments, ServerError,
 };
@@ -106,7 +105,7 @@ impl McpServer {
             }
         };
         // A protected server: the token must grant what the tool needs.
-        self.check_scopes(&incoming, &tool.scopes, || format!("tool {name}"))?;
+        self.check_scopes(&incoming.facts, &tool.scopes, || format!("tool {name}"))?;
         // The spec's tools page: servers MUST validate all tool inputs, and
         // input validation errors are tool execution errors (SEP-1303), which
         // the model can read and correct; the handler does not run.
@@ -174,7 +173,7 @@ impl McpServer {
                 .filter(|(_, p)| self.shows(&incoming.facts, Offered::Prompt(p)))
                 .ok_or_else(|| ServerError::invalid_params(format!("Prompt {name} not found")))?
         };
-        self.check_scopes(&incoming, &prompt.scopes, || format!("prompt {name}"))?;
+        self.check_scopes(&incoming.facts, &prompt.scopes, || format!("prompt {name}"))?;
         let args = PromptArguments::deserialize(&arguments).map_err(|e| {
             ServerError::invalid_params(format!(
                 "Invalid prompts/get arguments (a map of strings): {e}"
@@ -216,35 +215,7 @@ impl McpServer {
             catalog, binding, ..
         } = parts;
         let uri = required_str(params.as_ref(), "uri", "resources/read")?;
-        let shown = |item| self.shows(&incoming.facts, item);
-        let (handler, read) = if let Some(resource) = catalog
-            .resources
-            .get(uri)
-            .filter(|r| shown(Offered::Resource(r)))
-        {
-            self.check_scopes(&incoming, &resource.scopes, || format!("resource {uri}"))?;
-            let read = ResourceRead {
-                vars: IndexMap::new(),
-                mime_type: resource.resource.mime_type.clone(),
-            };
-            (Arc::clone(&resource.handler), read)
-        } else if let Some((template, vars)) = catalog
-            .templates
-            .iter()
-            .filter(|t| shown(Offered::Template(t)))
-            .find_map(|t| t.matches(uri).map(|v| (t, v)))
-        {
-            self.check_scopes(&incoming, &template.scopes, || format!("resource {uri}"))?;
-            let read = ResourceRead {
-                vars,
-                mime_type: template.template.mime_type.clone(),
-            };
-            (Arc::clone(&template.handler), read)
-        } else {
-            return Err(ServerError::ResourceNotFound {
-                uri: uri.to_owned(),
-            });
-        };
+        let (handler, read) = self.find_resource(&catalog, uri, &incoming.facts)?;
         let hint = self.read_cache;
         let call = MrtrCall {
             kind: "Resource",
@@ -275,7 +246,7 @@ impl McpServer {
     /// The caller's token against what a target needs (403 `insufficient_scope`).
     pub(super) fn check_scopes(
         &self,
-        incoming: &Incoming,
+        facts: &crate::RequestFacts,
         needed: &[String],
         target: impl FnOnce() -> String,
     ) -> Result<(), ServerError> {
@@ -284,7 +255,7 @@ impl McpServer {
         }
         crate::scopes::check_scopes(
             self.scope_match.as_ref(),
-            incoming.facts.auth.as_ref(),
+            facts.auth.as_ref(),
             needed,
             target,
         )

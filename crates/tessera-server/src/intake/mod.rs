@@ -34,6 +34,8 @@ pub struct Limits {
     pub max_json_values: usize,
     /// Longest string id, in bytes: an id is echoed in every response and
     /// notification of its request, so its size is bounded where it enters.
+    /// The same limit bounds a string `_meta.progressToken`, which every
+    /// progress notification of the request echoes.
     pub max_id_bytes: usize,
 }
 
@@ -202,6 +204,18 @@ fn classify(frame: Frame, limits: &Limits) -> Result<Message, Refusal> {
         Some(FrameParams::Object { meta, rest, .. }) => (meta, Some(rest)),
         Some(FrameParams::Other) => return Err(not_a_message("\"params\" must be an object")),
     };
+    // A progress token is echoed in every progress notification: bounded
+    // like the id.
+    if id.is_some()
+        && meta
+            .as_ref()
+            .is_some_and(|meta| string_token_len(meta) > limits.max_id_bytes)
+    {
+        return Err(Refusal::new(
+            RefusalKind::ProgressTokenTooLong(limits.max_id_bytes),
+            id,
+        ));
+    }
     Ok(match id {
         Some(id) => Message::Request(Request::from_parts(id, method, meta, params)),
         None => Message::Notification(JsonRpcNotification {
@@ -210,6 +224,21 @@ fn classify(frame: Frame, limits: &Limits) -> Result<Message, Refusal> {
             params: request::rejoin(meta.map(SentMeta::into_value), params),
         }),
     })
+}
+
+/// The length of a string `progressToken` in `meta`, 0 for none or a number.
+fn string_token_len(meta: &SentMeta) -> usize {
+    let token = match meta {
+        SentMeta::Typed(meta) => match &meta.progress_token {
+            Some(RequestId::String(token)) => token.as_str(),
+            _ => return 0,
+        },
+        SentMeta::Value(meta) => match meta.get("progressToken") {
+            Some(Value::String(token)) => token.as_str(),
+            _ => return 0,
+        },
+    };
+    token.len()
 }
 
 const INVALID_ID: &str = "\"id\" must be a string or an integer";
@@ -246,7 +275,12 @@ mod tests {
 
     #[test]
     fn each_problem_has_its_refusal() {
-        let cases: [(&str, RefusalKind, i32); 11] = [
+        let long_token = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"_meta":{{"progressToken":"{}"}}}}}}"#,
+            "t".repeat(257)
+        );
+        let cases: [(&str, RefusalKind, i32); 12] = [
+            (&long_token, RefusalKind::ProgressTokenTooLong(256), -32602),
             ("{", RefusalKind::Parse(String::new()), -32700),
             ("[]", RefusalKind::Batch, -32600),
             ("3", RefusalKind::NotAMessage(""), -32600),

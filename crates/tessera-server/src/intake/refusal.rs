@@ -16,6 +16,9 @@ pub enum RefusalKind {
     TooManyValues(usize),
     /// A string id longer than the limit (in bytes), which is given.
     IdTooLong(usize),
+    /// A string `_meta.progressToken` longer than the id limit (in bytes),
+    /// which is given: progress notifications echo it.
+    ProgressTokenTooLong(usize),
     /// A JSON-RPC batch (an array): not part of MCP.
     Batch,
     /// JSON, but not a JSON-RPC message: what is wrong with it.
@@ -52,11 +55,12 @@ impl Refusal {
     }
 
     /// The JSON-RPC error code: -32700 for text that is not JSON, -32602 for
-    /// a `params` member named twice, -32600 for everything else.
+    /// a `params` member named twice or a progress token too long to echo,
+    /// -32600 for everything else.
     pub fn code(&self) -> i32 {
         match self.kind {
             RefusalKind::Parse(_) => PARSE_ERROR,
-            RefusalKind::DuplicateParam(_) => INVALID_PARAMS,
+            RefusalKind::DuplicateParam(_) | RefusalKind::ProgressTokenTooLong(_) => INVALID_PARAMS,
             _ => INVALID_REQUEST,
         }
     }
@@ -82,6 +86,10 @@ impl fmt::Display for Refusal {
             RefusalKind::IdTooLong(limit) => write!(
                 f,
                 "Invalid Request: the id is longer than {limit} bytes; use a shorter id"
+            ),
+            RefusalKind::ProgressTokenTooLong(limit) => write!(
+                f,
+                "Invalid params: _meta.progressToken is longer than {limit} bytes; use a shorter token"
             ),
             RefusalKind::Batch => f.write_str(
                 "Invalid Request: JSON-RPC batches are not supported; send one message at a time",

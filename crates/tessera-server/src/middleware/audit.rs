@@ -1,4 +1,5 @@
-//! [`Audit`]: one record per request — who, what, how it ended, how long.
+//! [`Audit`]: one record per request — who, what, how it ended, how long —
+//! including a request its client abandoned.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -92,18 +93,45 @@ impl Middleware for Audit {
         next: Next<'a>,
     ) -> BoxFuture<'a, Result<Served, ServerError>> {
         Box::pin(async move {
-            let started = Instant::now();
+            // Written when the request's future ends, however it ends: a
+            // request whose client went away is dropped mid-await, and the
+            // guard records it as abandoned.
+            let mut record = Recorded {
+                audit: self,
+                request,
+                started: Instant::now(),
+                ended: None,
+            };
             let result = next.run().await;
-            (self.sink)(&AuditRecord {
-                method: request.method.clone(),
-                target: request.target.clone(),
-                principal: request.principal.clone(),
-                caller: request.caller.clone(),
-                outcome: Outcome::of(&result),
-                error_code: result.as_ref().err().map(ServerError::code),
-                duration: started.elapsed(),
-            });
+            record.ended = Some((
+                Outcome::of(&result),
+                result.as_ref().err().map(ServerError::code),
+            ));
             result
         })
+    }
+}
+
+/// Writes one request's record when dropped.
+struct Recorded<'a> {
+    audit: &'a Audit,
+    request: &'a McpRequest,
+    started: Instant,
+    /// How it ended; `None` while it has not (dropped then: abandoned).
+    ended: Option<(Outcome, Option<i32>)>,
+}
+
+impl Drop for Recorded<'_> {
+    fn drop(&mut self) {
+        let (outcome, error_code) = self.ended.unwrap_or((Outcome::Abandoned, None));
+        (self.audit.sink)(&AuditRecord {
+            method: self.request.method.clone(),
+            target: self.request.target.clone(),
+            principal: self.request.principal.clone(),
+            caller: self.request.caller.clone(),
+            outcome,
+            error_code,
+            duration: self.started.elapsed(),
+        });
     }
 }

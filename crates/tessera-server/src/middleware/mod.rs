@@ -66,6 +66,11 @@ pub struct McpRequest {
     pub caller: Option<String>,
     /// The verified access token, when the server is protected with OAuth.
     pub auth: Option<AuthInfo>,
+    /// Whether the server serves the method and, for `tools/call`, shows
+    /// the named tool to this caller. Layers that keep something per name
+    /// ([`RateLimit`]'s buckets, metrics) key by the name only when this is
+    /// true, so request data cannot make up keys.
+    pub offered: bool,
     /// The request's params without `_meta` (for `tools/call`, the tool's
     /// `arguments` are under `arguments`).
     pub params: Value,
@@ -123,6 +128,9 @@ pub enum Outcome {
     /// The server failed (internal error, a backend unavailable), or the
     /// client cancelled.
     Failed,
+    /// The client went away before the answer: the request was dropped
+    /// unfinished (its connection closed, a transport's own timeout).
+    Abandoned,
 }
 
 impl Outcome {
@@ -139,13 +147,14 @@ impl Outcome {
         }
     }
 
-    /// `complete`, `input_required`, `refused` or `failed`.
+    /// `complete`, `input_required`, `refused`, `failed` or `abandoned`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Complete => "complete",
             Self::InputRequired => "input_required",
             Self::Refused => "refused",
             Self::Failed => "failed",
+            Self::Abandoned => "abandoned",
         }
     }
 }

@@ -122,13 +122,14 @@ impl Middleware for RateLimit {
         next: Next<'a>,
     ) -> BoxFuture<'a, Result<Served, ServerError>> {
         Box::pin(async move {
-            // A name no tool can have (tool names are 1 to 128 characters)
-            // shares one bucket: request data does not pick the key's size.
-            let what = match request.tool() {
-                Some(tool) if tool.len() <= 128 => format!("tool {tool}"),
-                Some(_) => "tool (unknown)".to_owned(),
-                None if request.method.len() <= 128 => format!("method {}", request.method),
-                None => "method (unknown)".to_owned(),
+            // Only names the server offers get buckets of their own: unknown
+            // tools share one, unknown methods another, so request data can
+            // neither pick a key's size nor make up keys to churn the store.
+            let what = match (request.tool(), request.offered) {
+                (Some(tool), true) => format!("tool {tool}"),
+                (Some(_), false) => "tool (unknown)".to_owned(),
+                (None, true) => format!("method {}", request.method),
+                (None, false) => "method (unknown)".to_owned(),
             };
             // The limit is part of the key: two limits sharing a store keep
             // buckets of their own.
@@ -160,7 +161,11 @@ impl Middleware for RateLimit {
 }
 
 /// Buckets in this process's memory, at most [`MemoryRateLimits::MAX_BUCKETS`]
-/// of them (full buckets are forgotten first: forgetting one changes nothing).
+/// of them. At the bound one sweep makes room for a tenth more: full buckets
+/// are forgotten first (forgetting one changes nothing), then those seen
+/// least recently — a caller kept waiting is seen at every try, so its empty
+/// bucket is the last to go. A sweep costs one pass, once per
+/// `MAX_BUCKETS / 10` new buckets, so a new key costs O(1) amortised.
 #[derive(Default)]
 pub struct MemoryRateLimits {
     buckets: Mutex<HashMap<String, Bucket>>,
@@ -171,39 +176,75 @@ struct Bucket {
     /// Tokens at `at_ms`.
     tokens: f64,
     at_ms: u64,
+    /// The last take, allowed or not.
+    seen_ms: u64,
 }
 
 impl MemoryRateLimits {
-    /// The most buckets kept; past it, full ones are dropped, then the oldest.
+    /// The most buckets kept; past it, full ones are dropped, then those seen least recently.
     pub const MAX_BUCKETS: usize = 100_000;
 
+    /// How many buckets are kept now.
+    pub fn len(&self) -> usize {
+        self.buckets
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+
+    /// Whether no bucket is kept.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     fn take_now(&self, key: &str, capacity: u32, refill: Duration, now: u64) -> RateDecision {
+        self.take_bounded(key, capacity, refill, now, Self::MAX_BUCKETS)
+    }
+
+    fn take_bounded(
+        &self,
+        key: &str,
+        capacity: u32,
+        refill: Duration,
+        now: u64,
+        max: usize,
+    ) -> RateDecision {
         let mut buckets = self.buckets.lock().unwrap_or_else(PoisonError::into_inner);
         let per_ms = 1.0 / (refill.as_secs_f64() * 1000.0).max(f64::MIN_POSITIVE);
         let capacity = f64::from(capacity);
         let level =
             |b: &Bucket| (b.tokens + (now.saturating_sub(b.at_ms)) as f64 * per_ms).min(capacity);
-        if buckets.len() >= Self::MAX_BUCKETS && !buckets.contains_key(key) {
+        if buckets.len() >= max && !buckets.contains_key(key) {
+            let keep = max - max.div_ceil(10);
             buckets.retain(|_, b| level(b) < capacity);
-            if buckets.len() >= Self::MAX_BUCKETS
-                && let Some(oldest) = buckets
-                    .iter()
-                    .min_by_key(|(_, b)| b.at_ms)
-                    .map(|(k, _)| k.clone())
-            {
-                buckets.remove(&oldest);
+            if buckets.len() > keep {
+                let mut seen: Vec<u64> = buckets.values().map(|b| b.seen_ms).collect();
+                // Forget the `cut` seen least recently: all seen before the
+                // cut-th oldest time, and as many seen at it as make up `cut`.
+                let cut = seen.len() - keep;
+                let (_, &mut last_forgotten, _) = seen.select_nth_unstable(cut - 1);
+                let before = seen.iter().filter(|&&t| t < last_forgotten).count();
+                let mut ties = cut - before;
+                buckets.retain(|_, b| {
+                    if b.seen_ms < last_forgotten {
+                        return false;
+                    }
+                    let forget = b.seen_ms == last_forgotten && ties > 0;
+                    ties -= usize::from(forget);
+                    !forget
+                });
             }
         }
         let bucket = buckets.entry(key.to_owned()).or_insert(Bucket {
             tokens: capacity,
             at_ms: now,
+            seen_ms: now,
         });
+        bucket.seen_ms = now;
         let tokens = level(bucket);
         if tokens >= 1.0 {
-            *bucket = Bucket {
-                tokens: tokens - 1.0,
-                at_ms: now,
-            };
+            bucket.tokens = tokens - 1.0;
+            bucket.at_ms = now;
             RateDecision::Allowed
         } else {
             let wait_ms = ((1.0 - tokens) / per_ms).ceil() as u64;
@@ -252,5 +293,28 @@ mod tests {
             store.take_now("other", 3, refill, 21_000),
             RateDecision::Allowed
         );
+    }
+
+    #[test]
+    fn at_the_bound_a_waiting_caller_keeps_its_empty_bucket() {
+        let store = MemoryRateLimits::default();
+        let refill = Duration::from_secs(60);
+        assert_eq!(
+            store.take_bounded("waiting", 1, refill, 0, 100),
+            RateDecision::Allowed
+        );
+        // Others fill the store past its bound many times over, each bucket
+        // left part used (nothing full to forget), while the caller keeps trying.
+        for i in 0..1_000u64 {
+            let now = 1 + i;
+            store.take_bounded(&format!("other {i}"), 2, refill, now, 100);
+            assert!(store.len() <= 100, "{}", store.len());
+            assert!(matches!(
+                store.take_bounded("waiting", 1, refill, now, 100),
+                RateDecision::Limited(_)
+            ));
+        }
+        // The sweep made room for a tenth, then left the store alone.
+        assert!(store.len() > 90, "{}", store.len());
     }
 }
