@@ -97,20 +97,31 @@ impl NetworkTransport {
 }
 
 /// Who a per-caller limit counts against: the principal when authenticated,
-/// else the address the request came from; `None` when neither is known
-/// (such callers share one allowance).
+/// else the address the request came from — an IPv4 address as it is, an
+/// IPv6 one by its /64 prefix, since one host is routinely given a whole
+/// /64 and could otherwise be as many callers as it likes; `None` when
+/// neither is known (such callers share one allowance).
 ///
 /// ```
 /// use tessera_server::caller_key;
 /// let addr = "192.0.2.7".parse().ok();
 /// assert_eq!(caller_key(Some("alice"), addr).as_deref(), Some("principal alice"));
 /// assert_eq!(caller_key(None, addr).as_deref(), Some("address 192.0.2.7"));
+/// let v6 = "2001:db8:1:2:aaaa::7".parse().ok();
+/// assert_eq!(caller_key(None, v6).as_deref(), Some("address 2001:db8:1:2::/64"));
+/// let mapped = "::ffff:192.0.2.7".parse().ok();
+/// assert_eq!(caller_key(None, mapped).as_deref(), Some("address 192.0.2.7"));
 /// assert_eq!(caller_key(None, None), None);
 /// ```
 pub fn caller_key(principal: Option<&str>, peer: Option<std::net::IpAddr>) -> Option<String> {
-    match (principal, peer) {
+    use std::net::{IpAddr, Ipv6Addr};
+    match (principal, peer.map(|addr| addr.to_canonical())) {
         (Some(p), _) => Some(format!("principal {p}")),
-        (None, Some(addr)) => Some(format!("address {addr}")),
+        (None, Some(IpAddr::V4(addr))) => Some(format!("address {addr}")),
+        (None, Some(IpAddr::V6(addr))) => {
+            let prefix = Ipv6Addr::from_bits(addr.to_bits() & !u128::from(u64::MAX));
+            Some(format!("address {prefix}/64"))
+        }
         (None, None) => None,
     }
 }

@@ -4,12 +4,10 @@
 //! sealed, so any instance serves it; the answer to a pushed question is
 //! relayed to the instance whose call asked.
 
-use std::io::Read;
-use std::net::TcpStream;
 use std::process::Command;
 
-use serde_json::{Value, json};
-use test_harness::legacy_session::{initialize, post, send};
+use serde_json::json;
+use test_harness::legacy_session::{Call, accept, initialize, post};
 use test_harness::{Listening, RedisServer};
 
 const KEY: &str = "legacy-instances-key-0123456789abcdef0123";
@@ -28,49 +26,6 @@ fn instance(redis: &str) -> Listening {
         .env("MRTR_REQUEST_STATE_KEY", KEY)
         .env("RUST_LOG", "info");
     Listening::start(command)
-}
-
-/// A call's event stream, read message by message.
-struct Call {
-    stream: TcpStream,
-    seen: String,
-    taken: usize,
-}
-
-impl Call {
-    fn start(addr: &str, session: &str, id: i64) -> Self {
-        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-            "params": {"name": "increase-counter", "arguments": {"current": 10}}});
-        Self {
-            stream: send(addr, "POST", Some(session), &call),
-            seen: String::new(),
-            taken: 0,
-        }
-    }
-
-    /// The next JSON-RPC message on the stream.
-    fn next(&mut self) -> Value {
-        loop {
-            let messages: Vec<Value> = self
-                .seen
-                .lines()
-                .filter_map(|l| l.strip_prefix("data: "))
-                .filter_map(|d| serde_json::from_str(d).ok())
-                .collect();
-            if let Some(m) = messages.get(self.taken) {
-                self.taken += 1;
-                return m.clone();
-            }
-            let mut buf = [0u8; 4096];
-            let n = self.stream.read(&mut buf).expect("the stream goes on");
-            assert!(n > 0, "the stream ended; read:\n{}", self.seen);
-            self.seen.push_str(&String::from_utf8_lossy(&buf[..n]));
-        }
-    }
-}
-
-fn accept(question: &Value, content: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": question["id"], "result": {"action": "accept", "content": content}})
 }
 
 #[test]

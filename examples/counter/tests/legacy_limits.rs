@@ -3,10 +3,12 @@
 //! sockets, with the finding's figures as the attack.
 
 use std::process::Command;
+use std::time::Duration;
 
 use serde_json::json;
 use test_harness::Listening;
-use test_harness::legacy_session::{initialize, post};
+use test_harness::legacy_session::{Call, accept, initialize, post};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const KEY: &str = "legacy-limits-key-0123456789abcdef0123456";
 
@@ -55,4 +57,95 @@ fn subscriptions_to_what_the_server_does_not_have_keep_nothing() {
     assert_eq!(status, 200, "{reply}");
     assert!(reply.contains(r#""code":-32601"#), "{reply}");
     assert!(reply.contains("resources/subscribe"), "{reply}");
+}
+
+/// Starts `increase-counter` in `session` from `from`: the stream, once its
+/// question is pushed; `None` if the call ended without one.
+async fn ask_from(
+    from: std::net::IpAddr,
+    addr: std::net::SocketAddr,
+    session: String,
+    id: usize,
+) -> Option<tokio::net::TcpStream> {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind((from, 0).into()).unwrap();
+    let mut stream = socket.connect(addr).await.unwrap();
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": "increase-counter", "arguments": {"current": 10}}})
+    .to_string();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let n = tokio::time::timeout(Duration::from_secs(60), stream.read(&mut buf))
+            .await
+            .ok()?
+            .ok()?;
+        if n == 0 {
+            return None;
+        }
+        seen.extend_from_slice(&buf[..n]);
+        if String::from_utf8_lossy(&seen).contains("elicitation/create") {
+            return Some(stream);
+        }
+    }
+}
+
+/// Finding 1: one client from 40 loopback addresses (16 sessions × 16
+/// questions each, within every per-session and per-address limit) filled
+/// the 10,000-question table, and a caller from a 41st address was refused
+/// for 30 minutes. Now the caller holding the most gives way: the bystander
+/// is asked, answers, and its call completes while the flood still holds
+/// every question it can.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_bystander_is_served_while_one_client_holds_every_address_it_can() {
+    let counter = tokio::task::spawn_blocking(counter).await.unwrap();
+    let addr: std::net::SocketAddr = counter.addr.parse().unwrap();
+    let at = counter.addr.clone();
+    let sessions: Vec<String> =
+        tokio::task::spawn_blocking(move || (0..40 * 16).map(|_| initialize(&at)).collect())
+            .await
+            .unwrap();
+    let mut flood = tokio::task::JoinSet::new();
+    for (s, session) in sessions.iter().enumerate() {
+        let from = std::net::IpAddr::from([127, 0, 1, (s / 16) as u8 + 1]);
+        for q in 0..tessera::http::MAX_QUESTIONS_PER_SESSION {
+            flood.spawn(ask_from(from, addr, session.clone(), s * 16 + q));
+        }
+    }
+    let held: Vec<_> = flood.join_all().await.into_iter().flatten().collect();
+    // Nothing is answered, so once the flood has been asked this many the
+    // table is full (a withdrawn question's place goes to another at once).
+    assert!(
+        held.len() >= tessera::http::MAX_QUESTIONS,
+        "the flood was asked only {} questions",
+        held.len()
+    );
+
+    // The bystander, from 127.0.0.1, completes the counter's two rounds.
+    let at = counter.addr.clone();
+    let done = tokio::task::spawn_blocking(move || {
+        let sid = initialize(&at);
+        let mut call = Call::start(&at, &sid, 1);
+        let amount = call.next();
+        assert_eq!(amount["method"], "elicitation/create", "{amount}");
+        let (status, reply) = post(&at, Some(&sid), &accept(&amount, json!({"amount": 5})));
+        assert_eq!(status, 202, "{reply}");
+        let confirm = call.next();
+        assert_eq!(confirm["method"], "elicitation/create", "{confirm}");
+        let (status, reply) = post(&at, Some(&sid), &accept(&confirm, json!({"confirm": true})));
+        assert_eq!(status, 202, "{reply}");
+        call.next()
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        done["result"]["content"][0]["text"], "Counter increased by 5; next value is 15",
+        "{done}"
+    );
+    drop(held);
 }

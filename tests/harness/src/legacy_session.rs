@@ -62,3 +62,48 @@ pub fn initialize(addr: &str) -> String {
         .trim()
         .to_owned()
 }
+
+/// A call's event stream, read message by message.
+pub struct Call {
+    stream: TcpStream,
+    seen: String,
+    taken: usize,
+}
+
+impl Call {
+    /// Starts `increase-counter` (current 10) as request `id` of `session`.
+    pub fn start(addr: &str, session: &str, id: i64) -> Self {
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "increase-counter", "arguments": {"current": 10}}});
+        Self {
+            stream: send(addr, "POST", Some(session), &call),
+            seen: String::new(),
+            taken: 0,
+        }
+    }
+
+    /// The next JSON-RPC message on the stream.
+    pub fn next(&mut self) -> Value {
+        loop {
+            let messages: Vec<Value> = self
+                .seen
+                .lines()
+                .filter_map(|l| l.strip_prefix("data: "))
+                .filter_map(|d| serde_json::from_str(d).ok())
+                .collect();
+            if let Some(m) = messages.get(self.taken) {
+                self.taken += 1;
+                return m.clone();
+            }
+            let mut buf = [0u8; 4096];
+            let n = self.stream.read(&mut buf).expect("the stream goes on");
+            assert!(n > 0, "the stream ended; read:\n{}", self.seen);
+            self.seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    }
+}
+
+/// The client's `accept` of `question` with `content`.
+pub fn accept(question: &Value, content: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": question["id"], "result": {"action": "accept", "content": content}})
+}

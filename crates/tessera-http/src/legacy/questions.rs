@@ -5,8 +5,12 @@
 //! on the call's SSE stream; the client answers with a JSON-RPC response in
 //! a new POST carrying the same `Mcp-Session-Id`. The table pairs the two by
 //! session and question id, so an answer reaches only the call of its own
-//! session. It is bounded per session and in all; a question whose asker is
-//! gone (the client closed the stream, the call was cancelled) leaves it.
+//! session. It is bounded per session, per caller and in all; a question
+//! whose asker is gone (the client closed the stream, the call was
+//! cancelled) leaves it. At a full table no one caller keeps everyone else
+//! out: as connection slots do, the caller holding the most gives way — its
+//! oldest question is withdrawn (the client is told, the call ends with the
+//! reason) for a caller that holds fewer.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -55,8 +59,9 @@ pub(crate) fn holder_of(id: &RequestId) -> Option<&str> {
 
 #[derive(Default)]
 struct Open {
-    /// Each question's answer channel, and the caller it counts against.
-    by_key: HashMap<(String, RequestId), (Answer, Option<String>)>,
+    /// Each question's answer channel, the caller it counts against, and
+    /// when it was asked (its number, in the order asked).
+    by_key: HashMap<(String, RequestId), (Answer, Option<String>, u64)>,
     per_session: HashMap<String, usize>,
     per_caller: HashMap<String, usize>,
 }
@@ -73,6 +78,42 @@ fn count_down(counts: &mut HashMap<String, usize>, key: &str) {
         if *n == 0 {
             counts.remove(key);
         }
+    }
+}
+
+impl Open {
+    /// Makes room at a full table for a question of `caller`: withdraws the
+    /// oldest question of the caller holding the most, when that caller
+    /// holds more than `caller` would with one more. Dropping its answer
+    /// channel tells its asker it was withdrawn. `false` when no one holds
+    /// more (the table is shared fairly already).
+    fn withdraw_for(&mut self, caller: Option<&str>) -> bool {
+        let mine = caller.map_or(0, |c| self.per_caller.get(c).copied().unwrap_or(0));
+        let Some((top, held)) = self
+            .per_caller
+            .iter()
+            .max_by_key(|(_, n)| **n)
+            .map(|(c, n)| (c.clone(), *n))
+        else {
+            return false;
+        };
+        if held <= mine + 1 {
+            return false;
+        }
+        let Some(oldest) = self
+            .by_key
+            .iter()
+            .filter(|(_, (_, c, _))| c.as_deref() == Some(top.as_str()))
+            .min_by_key(|(_, (_, _, n))| *n)
+            .map(|(key, _)| key.clone())
+        else {
+            return false;
+        };
+        if self.by_key.remove(&oldest).is_some() {
+            count_down(&mut self.per_session, &oldest.0);
+            count_down(&mut self.per_caller, &top);
+        }
+        true
     }
 }
 
@@ -121,7 +162,7 @@ impl Questions {
                 "your sessions already have {MAX_QUESTIONS_PER_PRINCIPAL} questions waiting for answers; answer or cancel some first"
             )));
         }
-        if open.by_key.len() >= MAX_QUESTIONS {
+        if open.by_key.len() >= MAX_QUESTIONS && !open.withdraw_for(caller) {
             return Err(PeerFailure::Malformed(format!(
                 "the server has {MAX_QUESTIONS} questions waiting for answers; try again later"
             )));
@@ -134,7 +175,7 @@ impl Questions {
         let (tx, rx) = oneshot::channel();
         open.by_key.insert(
             (session.to_owned(), id.clone()),
-            (tx, caller.map(str::to_owned)),
+            (tx, caller.map(str::to_owned), n),
         );
         count_up(&mut open.per_session, session);
         if let Some(p) = caller {
@@ -146,7 +187,7 @@ impl Questions {
     /// Takes the question off the table; `None` if it was not there.
     fn close(&self, session: &str, id: &RequestId) -> Option<Answer> {
         let mut open = self.lock();
-        let (answer, caller) = open.by_key.remove(&(session.to_owned(), id.clone()))?;
+        let (answer, caller, _) = open.by_key.remove(&(session.to_owned(), id.clone()))?;
         count_down(&mut open.per_session, session);
         if let Some(p) = caller {
             count_down(&mut open.per_caller, &p);
@@ -214,12 +255,24 @@ impl Asker for StreamAsker {
             match outcome {
                 Some(Ok(Ok(result))) => Ok(result),
                 Some(Ok(Err(error))) => Err(PeerFailure::Error(error)),
-                Some(Err(oneshot::Canceled)) => Err(PeerFailure::Closed),
+                // The channel is dropped unanswered only when the table
+                // withdraws the question for a caller that holds fewer.
+                Some(Err(oneshot::Canceled)) => {
+                    self.stream.send(json!({
+                        "jsonrpc": "2.0",
+                        "method": tessera_protocol::CANCELLED_NOTIFICATION,
+                        "params": {"requestId": id, "reason": WITHDRAWN}
+                    }));
+                    Err(PeerFailure::Malformed(WITHDRAWN.to_owned()))
+                }
                 None => Err(PeerFailure::TimedOut(self.patience)),
             }
         })
     }
 }
+
+/// Why a question was withdrawn to make room at a full table.
+const WITHDRAWN: &str = "the server withdrew this question: it has as many questions waiting as it can hold, and your sessions hold the most; answer or cancel some first";
 
 /// Takes a question off the table when its asker goes away, and tells the
 /// client when it was still open (so a dialog does not stay up for nothing).
@@ -334,5 +387,44 @@ mod tests {
             Delivery::Delivered
         );
         assert!(questions.open("a-next", Some("alice")).is_ok());
+    }
+
+    #[test]
+    fn at_a_full_table_the_caller_holding_the_most_gives_way() {
+        let questions = Questions::default();
+        // One client from 40 addresses, 16 sessions × 16 questions each (within
+        // every per-session and per-caller limit), offers more than the table holds.
+        let mut held = Vec::new();
+        for address in 0..40 {
+            let caller = format!("address 127.0.0.{address}");
+            for session in 0..16 {
+                for _ in 0..MAX_QUESTIONS_PER_SESSION {
+                    if let Ok(q) = questions.open(&format!("{address}/{session}"), Some(&caller)) {
+                        held.push(q);
+                    }
+                }
+            }
+        }
+        assert_eq!(questions.len(), MAX_QUESTIONS);
+        let mut withdrawn = || {
+            held.iter_mut()
+                .filter_map(|(_, rx)| rx.try_recv().err())
+                .count()
+        };
+        let before = withdrawn();
+        // A bystander from a 41st address is served: the oldest question of a
+        // caller holding the most is withdrawn for it.
+        let (_, mut bystander) = questions.open("b", Some("address 10.0.0.1")).unwrap();
+        assert_eq!(questions.len(), MAX_QUESTIONS);
+        assert_eq!(withdrawn(), before + 1);
+        assert!(matches!(bystander.try_recv(), Ok(None)), "still waiting");
+        // A caller holding the most takes nothing from the others.
+        let top = {
+            let open = questions.lock();
+            let (top, _) = open.per_caller.iter().max_by_key(|(_, n)| **n).unwrap();
+            top.clone()
+        };
+        assert!(questions.open("top/extra", Some(&top)).is_err());
+        assert_eq!(withdrawn(), before + 1);
     }
 }
