@@ -17,9 +17,10 @@ pub enum Exit {
     Failure,
     /// 5: the server asked for input nobody could give (no terminal, no scripted answer).
     Unanswered,
-    /// 6: the call went on as a task that did not finish within `--task-wait`
-    /// or kept asking past `--max-rounds` (it was cancelled).
-    TaskUnfinished,
+    /// 6: the call did not finish within its bounds: the server did not
+    /// answer within `--timeout`, a task not within `--task-wait` (it was
+    /// cancelled), or the server kept asking past `--max-rounds`.
+    Unfinished,
 }
 
 /// The exit codes as shown in `--help`.
@@ -30,8 +31,9 @@ pub const HELP: &str = "Exit codes:
   3  completed, but a form was declined or cancelled
   4  protocol, transport or server error
   5  input was needed that nobody could give (no terminal and no scripted answer)
-  6  the call went on as a task that did not finish within --task-wait or kept
-     asking past --max-rounds (the task was cancelled)";
+  6  the call did not finish within its bounds: no answer within --timeout, a
+     task unfinished within --task-wait (it was cancelled), or the server kept
+     asking past --max-rounds";
 
 impl Exit {
     /// Prints `message` (which may quote a server) to stderr and returns the code.
@@ -50,7 +52,7 @@ impl From<Exit> for ExitCode {
             Exit::Refused => 3,
             Exit::Failure => 4,
             Exit::Unanswered => 5,
-            Exit::TaskUnfinished => 6,
+            Exit::Unfinished => 6,
         })
     }
 }

@@ -177,9 +177,14 @@ struct Answering {
     /// Print the final JSON-RPC result instead of its text.
     #[arg(long)]
     json: bool,
-    /// Most rounds before giving up (for a call that goes on as a task: rounds of input).
+    /// Most rounds before giving up (for a call that goes on as a task: rounds of
+    /// input; for an initialize-era server: questions it pushes during one call).
     #[arg(long, default_value_t = 10)]
     max_rounds: usize,
+    /// Seconds to wait on the server for one request (time spent answering its
+    /// questions not counted).
+    #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..))]
+    timeout: u64,
     /// Bearer token for the server.
     #[arg(long, env = "TESSERA_BEARER_TOKEN")]
     token: Option<String>,
@@ -253,7 +258,9 @@ async fn signing_in(
 fn failed(e: ClientError) -> (Exit, String) {
     match e {
         ClientError::Unanswerable { .. } => (Exit::Unanswered, e.to_string()),
-        ClientError::TaskUnfinished { .. } => (Exit::TaskUnfinished, e.to_string()),
+        ClientError::TaskUnfinished { .. }
+        | ClientError::TooManyRounds { .. }
+        | ClientError::TimedOut { .. } => (Exit::Unfinished, e.to_string()),
         ClientError::Rpc { ref error, .. }
             if error.code == tessera_protocol::MISSING_REQUIRED_CLIENT_CAPABILITY =>
         {
@@ -468,6 +475,7 @@ async fn answering_client(
     let client = more(builder)
         .elicitor(elicitor.clone())
         .max_rounds(answering.max_rounds)
+        .timeout(std::time::Duration::from_secs(answering.timeout))
         .meta("progressToken", Value::String("tessera-cli".into()))
         .on_notification(Arc::new(output::print_notification))
         .build()

@@ -55,6 +55,13 @@ pub enum ClientError {
         /// when it has one (a question asked again says there why).
         asked: Vec<(String, Option<String>)>,
     },
+    /// The server did not answer within the client's timeout (for a call
+    /// that may push questions, time spent answering them not counted).
+    #[error("the server did not answer within {limit:?}")]
+    TimedOut {
+        /// The limit.
+        limit: std::time::Duration,
+    },
     /// Signing in failed or was refused (OAuth).
     #[error("authorization: {0}")]
     Auth(String),

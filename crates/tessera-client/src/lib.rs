@@ -36,6 +36,7 @@ mod listener;
 mod mcp_headers;
 mod notification;
 mod oauth;
+mod push_bound;
 mod result_cache;
 mod scripted;
 mod stdio_transport;

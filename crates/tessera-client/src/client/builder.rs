@@ -110,8 +110,11 @@ impl McpClientBuilder {
         self
     }
 
-    /// Time limit of one exchange (default 120 s); over stdio, calls that may
-    /// push questions to a person (initialize era) wait without a limit.
+    /// Time limit of one exchange (default 120 s). An initialize-era call
+    /// that may push questions waits on the server this long in all, the
+    /// time spent answering its questions not counted, and may push at most
+    /// [`max_rounds`](Self::max_rounds) of them ([`ClientError::TimedOut`],
+    /// [`ClientError::TooManyRounds`]).
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
         self
@@ -170,6 +173,7 @@ impl McpClientBuilder {
             oauth,
         } = self;
         let push_failure = Arc::new(Mutex::new(None));
+        let push_bound = PushBound::new(max_rounds, timeout);
         let mut session = None;
         let transport = match target {
             Target::Url(url) => {
@@ -190,6 +194,7 @@ impl McpClientBuilder {
                     elicitor.clone(),
                     url.host_str().unwrap_or("the server").to_owned(),
                     Arc::clone(&push_failure),
+                    Arc::clone(&push_bound),
                 );
                 Transport::Http(HttpTransport {
                     http,
@@ -209,6 +214,7 @@ impl McpClientBuilder {
                     elicitor.clone(),
                     local_label(&program),
                     Arc::clone(&push_failure),
+                    Arc::clone(&push_bound),
                 );
                 Transport::Stdio(Arc::new(StdioTransport::spawn(
                     &program,
@@ -238,6 +244,7 @@ impl McpClientBuilder {
             cache: Default::default(),
             server_name: Mutex::new(None),
             push_failure,
+            push_bound,
             oauth: session,
         })
     }

@@ -186,29 +186,38 @@ impl McpClient {
             method,
             Some(&params)
         ));
-        // A call that may ask waits as long as the person answering takes; the rest are bounded.
+        // A call that may ask is bounded below, its answers' time not counted;
+        // the rest by the timeout alone.
         let patience = (!matches!(method, "tools/call" | "prompts/get" | "resources/read"))
             .then_some(self.timeout);
         lock(&self.push_failure).take();
-        let (message, status) = match &self.transport {
-            Transport::Stdio(stdio) => (stdio.exchange(&body, id, patience).await?, 0),
-            Transport::Http(http) => {
-                // The handshake names its version in the body; later requests in the header.
-                let version = if method == "initialize" {
-                    LEGACY_PROTOCOL_VERSIONS[0].to_owned()
-                } else {
-                    self.protocol_version()
-                };
-                let mirrored = Mirrored {
-                    version: &version,
-                    method,
-                    name: None,
-                    params: Vec::new(),
-                    open_ended: patience.is_none(),
-                    token: None,
-                };
-                self.exchange_signed_in(http, &body, id, mirrored).await?
+        let exchange = async {
+            match &self.transport {
+                Transport::Stdio(stdio) => Ok((stdio.exchange(&body, id, patience).await?, 0)),
+                Transport::Http(http) => {
+                    // The handshake names its version in the body; later requests in the header.
+                    let version = if method == "initialize" {
+                        LEGACY_PROTOCOL_VERSIONS[0].to_owned()
+                    } else {
+                        self.protocol_version()
+                    };
+                    let mirrored = Mirrored {
+                        version: &version,
+                        method,
+                        name: None,
+                        params: Vec::new(),
+                        open_ended: patience.is_none(),
+                        token: None,
+                    };
+                    self.exchange_signed_in(http, &body, id, mirrored).await
+                }
             }
+        };
+        // A call that may ask is bounded by rounds and by the time it waits
+        // on the server, not by the time a person takes to answer.
+        let (message, status) = match patience {
+            Some(_) => exchange.await?,
+            None => self.push_bound.around(exchange).await??,
         };
         match self.settle(message, status) {
             // The call failed because answering a pushed question did: that is the reason to report.

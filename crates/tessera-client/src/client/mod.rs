@@ -3,6 +3,7 @@
 //! and its era), [`rounds`] (the MRTR loop), [`tasks`], [`listen`]; the
 //! transports (`http_transport`, `stdio_transport`) know nothing of it.
 
+use crate::push_bound::PushBound;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -80,6 +81,8 @@ pub struct McpClient {
     server_name: Mutex<Option<String>>,
     /// Why answering a pushed question failed, to report instead of the server's error that followed.
     push_failure: Arc<Mutex<Option<ClientError>>>,
+    /// The bound on initialize-era calls that may push questions.
+    push_bound: Arc<PushBound>,
     /// Signing in to an HTTP server that asks for it.
     oauth: Option<tokio::sync::Mutex<crate::oauth::OAuthSession>>,
 }

@@ -216,10 +216,13 @@ pub(super) fn push_handler(
     elicitor: Option<Arc<dyn Elicitor>>,
     server: String,
     failure: Arc<Mutex<Option<ClientError>>>,
+    bound: Arc<PushBound>,
 ) -> PushHandler {
     Arc::new(move |method: String, params: Value| {
         let (elicitor, server, failure) = (elicitor.clone(), server.clone(), Arc::clone(&failure));
+        let bound = Arc::clone(&bound);
         Box::pin(async move {
+            // A ping is no round, and answering it stops no clock.
             if method == "ping" {
                 return Ok(json!({}));
             }
@@ -233,6 +236,12 @@ pub(super) fn push_handler(
                 serde_json::from_value(json!({"method": method, "params": params})).map_err(
                     |e| ErrorObject::new(METHOD_NOT_FOUND, format!("cannot answer {method}: {e}")),
                 )?;
+            let Some(_answering) = bound.pushed(&key, question_message(&request)) else {
+                return Err(ErrorObject::new(
+                    INTERNAL_ERROR,
+                    "the client answers no more pushed requests in this call (its round limit)",
+                ));
+            };
             match answer_one(elicitor.as_deref(), &server, &key, &request).await {
                 Ok(answer) => Ok(answer),
                 Err(e) => {
