@@ -170,7 +170,11 @@ impl McpEndpoint {
         let peer = head
             .extensions
             .get::<crate::connections::ConnectionSlot>()
-            .map(crate::connections::ConnectionSlot::peer);
+            .map(|slot| {
+                self.options
+                    .trusted_proxies
+                    .client_address(slot.peer(), &head.headers)
+            });
         let anonymous = Caller {
             peer,
             trace_context: trace_context(&head.headers),
@@ -363,7 +367,7 @@ impl McpEndpoint {
         if request.method == SUBSCRIPTIONS_LISTEN {
             let counted = match self.listen_streams.open(
                 head,
-                facts.principal.as_deref(),
+                facts.caller_key(),
                 self.options.listen_streams_per_client,
             ) {
                 Ok(counted) => counted,

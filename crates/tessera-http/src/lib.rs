@@ -38,6 +38,7 @@ mod reject;
 mod serve;
 mod service;
 mod stream;
+mod trusted_proxies;
 mod vars;
 #[cfg(feature = "server")]
 mod write_deadline;
@@ -62,6 +63,7 @@ pub use options::{
     resource_metadata_url,
 };
 pub use reject::misconfigured;
-#[cfg(feature = "server")]
 pub use serve::{ServeOptions, graceful_shutdown, serve, serve_with, shutdown_signal};
+#[cfg(feature = "server")]
+pub use trusted_proxies::TrustedProxies;
 pub use vars::{ProcessEnv, Vars};

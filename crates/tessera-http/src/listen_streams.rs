@@ -39,18 +39,19 @@ impl ListenStreams {
         self.open.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Counts a stream of the caller of `head` (`principal` when
-    /// authenticated), or refuses it when the caller has `most` open. A
-    /// caller that cannot be told apart (anonymous, no address) is not bounded.
+    /// Counts a stream of the caller of `head` (its
+    /// [`caller_key`](tessera_server::RequestFacts::caller_key): the
+    /// principal, else the client address), or refuses it when the caller
+    /// has `most` open. A caller that cannot be told apart (anonymous, no
+    /// address) is not bounded.
     pub(crate) fn open(
         self: &Arc<Self>,
         head: &Parts,
-        principal: Option<&str>,
+        caller: Option<String>,
         most: usize,
     ) -> Result<OpenStream, TooManyStreams> {
         let slot = head.extensions.get::<ConnectionSlot>();
-        let Some(client) = tessera_server::caller_key(principal, slot.map(ConnectionSlot::peer))
-        else {
+        let Some(client) = caller else {
             tessera_server::telemetry::metrics::listen_streams(1);
             return Ok(OpenStream {
                 streams: Arc::clone(self),

@@ -81,6 +81,8 @@ pub struct EndpointOptions {
     pub(crate) access_log: Option<Arc<dyn crate::AccessLog>>,
     /// RFC 9728 metadata served at the well-known paths, when the endpoint is protected.
     pub(crate) protected_resource: Option<serde_json::Value>,
+    /// Peers whose `X-Forwarded-For` names the client.
+    pub(crate) trusted_proxies: crate::TrustedProxies,
 }
 
 impl Default for EndpointOptions {
@@ -109,6 +111,7 @@ impl Default for EndpointOptions {
             listen: true,
             keep_alive: Some(DEFAULT_KEEP_ALIVE),
             access_log: None,
+            trusted_proxies: crate::TrustedProxies::default(),
         }
     }
 }
@@ -129,6 +132,16 @@ impl EndpointOptions {
     /// ```
     pub fn any_path(mut self) -> Self {
         self.route = None;
+        self
+    }
+
+    /// The proxies in front of the server (`--trust-proxy`): from them, the
+    /// client address per-caller limits count against is read from
+    /// `X-Forwarded-For` by the rightmost-untrusted rule (see
+    /// [`TrustedProxies`](crate::TrustedProxies)); from anyone else it is
+    /// the peer. Default: none.
+    pub fn trust_proxies(mut self, proxies: crate::TrustedProxies) -> Self {
+        self.trusted_proxies = proxies;
         self
     }
 

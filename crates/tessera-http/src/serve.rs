@@ -47,6 +47,7 @@ pub struct ServeOptions {
     body_timeout: Duration,
     write_timeout: Duration,
     max_connections: Option<usize>,
+    proxy_protocol: Option<crate::TrustedProxies>,
 }
 
 impl Default for ServeOptions {
@@ -56,6 +57,7 @@ impl Default for ServeOptions {
             body_timeout: Duration::from_secs(10),
             write_timeout: Duration::from_secs(60),
             max_connections: None,
+            proxy_protocol: None,
         }
     }
 }
@@ -94,6 +96,18 @@ impl ServeOptions {
     /// newcomer is closed at once (shed).
     pub fn max_connections(mut self, n: usize) -> Self {
         self.max_connections = Some(n.max(1));
+        self
+    }
+
+    /// Reads a PROXY protocol header (v1 or v2, as layer-4 load balancers
+    /// send it) at the start of every connection from `proxies`, and takes
+    /// the client address it names as the connection's peer; connections
+    /// from anyone else are served as they come, their bytes never read as
+    /// a header. A connection from a proxy without a valid header within the
+    /// header timeout is closed. A `LOCAL` header (the balancer's own health
+    /// check) leaves the proxy as the peer.
+    pub fn proxy_protocol(mut self, proxies: crate::TrustedProxies) -> Self {
+        self.proxy_protocol = Some(proxies);
         self
     }
 
@@ -191,28 +205,48 @@ where
                     }
                 }
                 active.fetch_add(1, Ordering::AcqRel);
-                let (slot, closing) = connections.open(peer.ip());
-                let held = Held(Arc::clone(&active), Arc::clone(&connections), slot.clone());
-                if let Err(e) = stream.set_nodelay(true) {
-                    tracing::debug!(error = %e, %peer, "could not set TCP_NODELAY");
-                }
-                let service = WithBodyDeadline {
-                    inner: service.clone(),
-                    after: options.body_timeout,
-                    slot,
-                };
-                // Headers must arrive in time, the first ones and those of each
-                // keep-alive request (hyper's timer makes it enforceable).
-                let connection = http1::Builder::new()
-                    .timer(TokioTimer::new())
-                    .header_read_timeout(options.header_timeout)
-                    .serve_connection(
-                        TokioIo::new(WriteDeadline::new(stream, options.write_timeout)),
-                        TowerToHyperService::new(service),
-                    );
-                let connection = graceful.watch(connection);
+                let (active, connections, service, options) = (
+                    Arc::clone(&active),
+                    Arc::clone(&connections),
+                    service.clone(),
+                    options.clone(),
+                );
+                let watcher = graceful.watcher();
                 tokio::spawn(async move {
-                    let _held = held;
+                    let mut stream = stream;
+                    let client = match &options.proxy_protocol {
+                        Some(proxies) if proxies.trusts(peer.ip()) => {
+                            match read_proxy_header(&mut stream, options.header_timeout).await {
+                                Ok(client) => client.unwrap_or(peer.ip()),
+                                Err(why) => {
+                                    tracing::debug!(%peer, why, "connection from a proxy closed");
+                                    active.fetch_sub(1, Ordering::AcqRel);
+                                    return;
+                                }
+                            }
+                        }
+                        _ => peer.ip(),
+                    };
+                    let (slot, closing) = connections.open(client);
+                    let _held = Held(active, Arc::clone(&connections), slot.clone());
+                    if let Err(e) = stream.set_nodelay(true) {
+                        tracing::debug!(error = %e, %peer, "could not set TCP_NODELAY");
+                    }
+                    let service = WithBodyDeadline {
+                        inner: service,
+                        after: options.body_timeout,
+                        slot,
+                    };
+                    // Headers must arrive in time, the first ones and those of each
+                    // keep-alive request (hyper's timer makes it enforceable).
+                    let connection = http1::Builder::new()
+                        .timer(TokioTimer::new())
+                        .header_read_timeout(options.header_timeout)
+                        .serve_connection(
+                            TokioIo::new(WriteDeadline::new(stream, options.write_timeout)),
+                            TowerToHyperService::new(service),
+                        );
+                    let connection = watcher.watch(connection);
                     tokio::select! {
                         ended = connection => if let Err(e) = ended {
                             tracing::debug!(error = %e, %peer, "connection ended with an error");
@@ -235,6 +269,71 @@ where
 }
 
 /// One connection counted and known while it lives.
+/// The most bytes a PROXY header may take (v2 with its TLVs included).
+const MAX_PROXY_HEADER: usize = 4096;
+
+/// Reads the PROXY protocol header a connection from a trusted proxy starts
+/// with, and nothing after it: the client address it names (`None` for
+/// `LOCAL` or `UNKNOWN`), or why the connection is to be closed.
+async fn read_proxy_header(
+    stream: &mut tokio::net::TcpStream,
+    within: Duration,
+) -> Result<Option<std::net::IpAddr>, String> {
+    use ppp::{HeaderResult, PartialResult, v1, v2};
+    use tokio::io::AsyncReadExt;
+    let read = async {
+        let mut buf = vec![0u8; MAX_PROXY_HEADER];
+        loop {
+            let n = stream.peek(&mut buf).await.map_err(|e| e.to_string())?;
+            if n == 0 {
+                return Err("it closed before its PROXY header".to_owned());
+            }
+            let parsed = HeaderResult::parse(&buf[..n]);
+            if parsed.is_incomplete() {
+                if n == buf.len() {
+                    return Err(format!("its PROXY header is over {MAX_PROXY_HEADER} bytes"));
+                }
+                // The rest of the header is on its way (peek does not wait for it).
+                tokio::time::sleep(Duration::from_millis(5)).await;
+                continue;
+            }
+            let (len, client) = match parsed {
+                HeaderResult::V1(Ok(h)) => (
+                    h.header.len(),
+                    match h.addresses {
+                        v1::Addresses::Tcp4(a) => Some(a.source_address.into()),
+                        v1::Addresses::Tcp6(a) => Some(a.source_address.into()),
+                        v1::Addresses::Unknown => None,
+                    },
+                ),
+                HeaderResult::V2(Ok(h)) => (
+                    h.len(),
+                    match (h.command, h.addresses) {
+                        (v2::Command::Proxy, v2::Addresses::IPv4(a)) => {
+                            Some(a.source_address.into())
+                        }
+                        (v2::Command::Proxy, v2::Addresses::IPv6(a)) => {
+                            Some(a.source_address.into())
+                        }
+                        _ => None,
+                    },
+                ),
+                HeaderResult::V1(Err(e)) => return Err(format!("no valid PROXY header: {e}")),
+                HeaderResult::V2(Err(e)) => return Err(format!("no valid PROXY header: {e}")),
+            };
+            let mut header = vec![0u8; len];
+            stream
+                .read_exact(&mut header)
+                .await
+                .map_err(|e| e.to_string())?;
+            return Ok(client);
+        }
+    };
+    tokio::time::timeout(within, read)
+        .await
+        .unwrap_or_else(|_| Err(format!("no PROXY header within {within:?}")))
+}
+
 struct Held(Arc<AtomicUsize>, Arc<Connections>, ConnectionSlot);
 
 impl Drop for Held {

@@ -54,6 +54,16 @@ pub struct ServeArgs {
     /// with --redis the limit holds across instances).
     #[arg(long, value_name = "N/WINDOW", value_parser = parse_rate_limit)]
     pub rate_limit: Option<String>,
+    /// The load balancers in front of the server (CIDR blocks or addresses,
+    /// comma-separated): from them the client address per-caller limits
+    /// count against is read from X-Forwarded-For (rightmost untrusted hop);
+    /// from anyone else it is the peer, whatever it sends.
+    #[arg(long, value_name = "CIDR,...", value_parser = parse_trusted_proxies)]
+    pub trust_proxy: Option<tessera_http::TrustedProxies>,
+    /// Connections from a --trust-proxy peer begin with a PROXY protocol
+    /// header (v1 or v2, as layer-4 load balancers send it), which names the client.
+    #[arg(long, requires = "trust_proxy")]
+    pub proxy_protocol: bool,
     /// Redeem single-use tickets in this Redis, shared by every instance
     /// (implies --single-use).
     #[cfg(feature = "redis")]
@@ -135,6 +145,10 @@ impl ServeArgs {
         let _ = addr;
         Ok(())
     }
+}
+
+fn parse_trusted_proxies(value: &str) -> Result<tessera_http::TrustedProxies, String> {
+    tessera_http::TrustedProxies::parse(value)
 }
 
 fn parse_rate_limit(value: &str) -> Result<String, String> {

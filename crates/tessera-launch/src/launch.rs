@@ -345,7 +345,14 @@ impl Launch {
                 .map_err(|e| format!("stdio: {e}"));
         }
         let legacy = self.args.legacy.unwrap_or(self.default_legacy);
-        let options = observability.access_log(EndpointOptions::default().legacy(legacy));
+        let mut options = observability.access_log(EndpointOptions::default().legacy(legacy));
+        let mut serving = tessera_http::ServeOptions::default();
+        if let Some(proxies) = &self.args.trust_proxy {
+            options = options.trust_proxies(proxies.clone());
+            if self.args.proxy_protocol {
+                serving = serving.proxy_protocol(proxies.clone());
+            }
+        }
         #[cfg(feature = "redis")]
         let options = match &setup.redis {
             Some(redis) => options.answer_relay(Arc::new(redis.answer_relay(&self.name))),
@@ -359,8 +366,13 @@ impl Launch {
         let options = crate::oauth::protect(&self.args, local, &self.path, options);
         let service = app(Arc::clone(&server), options);
         tracing::info!(%local, ?legacy, "serving MCP at http://{local}{}", self.path);
-        tessera_http::serve(listener, service, tessera_http::graceful_shutdown(server))
-            .await
-            .map_err(|e| e.to_string())
+        tessera_http::serve_with(
+            listener,
+            service,
+            tessera_http::graceful_shutdown(server),
+            serving,
+        )
+        .await
+        .map_err(|e| e.to_string())
     }
 }

@@ -216,3 +216,81 @@ async fn made_up_tool_names_neither_reset_a_limit_nor_starve_a_fresh_caller() {
         );
     }
 }
+
+/// A client on `from` (a loopback address), sending `X-Forwarded-For: spoof` when given.
+fn client_on(from: &str, spoof: Option<&str>) -> reqwest::Client {
+    let mut headers = reqwest::header::HeaderMap::new();
+    if let Some(spoof) = spoof {
+        headers.insert("x-forwarded-for", spoof.parse().unwrap());
+    }
+    reqwest::Client::builder()
+        .local_address(from.parse::<std::net::IpAddr>().unwrap())
+        .default_headers(headers)
+        .build()
+        .unwrap()
+}
+
+/// The second hostile review's finding 8: behind a load balancer every
+/// anonymous caller was one caller. Behind nginx, with `--trust-proxy`, two
+/// clients each get their own limit; a client's own `X-Forwarded-For`,
+/// through nginx or sent straight to the server, changes nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn behind_nginx_with_trust_proxy_each_client_has_its_own_limit() {
+    let counter = tokio::task::spawn_blocking(|| {
+        counter(&["--rate-limit", "2/h", "--trust-proxy", "127.0.0.1/32"])
+    })
+    .await
+    .unwrap();
+    let conf = format!(
+        "worker_processes 1;
+error_log {{DIR}}/error.log warn;
+pid {{DIR}}/nginx.pid;
+events {{ worker_connections 256; }}
+http {{
+    access_log off;
+    client_body_temp_path {{DIR}}/body;
+    proxy_temp_path {{DIR}}/proxy;
+    fastcgi_temp_path {{DIR}}/fastcgi;
+    uwsgi_temp_path {{DIR}}/uwsgi;
+    scgi_temp_path {{DIR}}/scgi;
+    server {{
+        listen 127.0.0.1:{{PORT}};
+        location /mcp {{
+            proxy_pass http://{};
+            proxy_http_version 1.1;
+            proxy_set_header Host $http_host;
+            proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+        }}
+    }}
+}}",
+        counter.addr
+    );
+    let nginx = tokio::task::spawn_blocking(move || test_harness::Nginx::start(&conf))
+        .await
+        .unwrap();
+    let front = format!("http://127.0.0.1:{}/mcp", nginx.port);
+    let status = |r: test_harness::McpReply| r.status;
+
+    let alice = client_on("127.0.0.2", None);
+    let bob = client_on("127.0.0.3", None);
+    for id in 1..=2 {
+        assert_eq!(status(call(&alice, &front, id).await), 200);
+    }
+    assert_eq!(status(call(&alice, &front, 3).await), 429);
+    // Bob, through the same proxy, has a limit of his own.
+    for id in 4..=5 {
+        assert_eq!(status(call(&bob, &front, id).await), 200);
+    }
+    assert_eq!(status(call(&bob, &front, 6).await), 429);
+
+    // Alice claiming another address through nginx: nginx appends hers, and
+    // the rightmost hop that is not the proxy is what counts.
+    let spoofing = client_on("127.0.0.2", Some("127.0.0.77"));
+    assert_eq!(status(call(&spoofing, &front, 7).await), 429);
+    // Straight to the server, from an address that is no proxy, the header is ignored.
+    let direct = client_on("127.0.0.2", Some("127.0.0.1, 127.0.0.88"));
+    assert_eq!(status(call(&direct, &counter.url, 8).await), 429);
+    // A third client, directly, has its own limit too.
+    let carol = client_on("127.0.0.4", Some("127.0.0.2"));
+    assert_eq!(status(call(&carol, &counter.url, 9).await), 200);
+}

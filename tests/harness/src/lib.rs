@@ -142,7 +142,9 @@ impl Nginx {
             .arg(&dir.0)
             .arg("-c")
             .arg(&path)
-            .args(["-g", "daemon off;"])
+            // One process: killed, it leaves no worker behind (a master
+            // killed with SIGKILL orphans its workers).
+            .args(["-g", "daemon off; master_process off;"])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()

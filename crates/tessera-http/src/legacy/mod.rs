@@ -369,11 +369,8 @@ impl McpEndpoint {
     }
 
     /// GET and DELETE on the endpoint, which only sessions have.
-    pub(crate) fn session_method(
-        &self,
-        head: &Parts,
-        principal: Option<&str>,
-    ) -> Response<McpBody> {
+    pub(crate) fn session_method(&self, head: &Parts, facts: &RequestFacts) -> Response<McpBody> {
+        let principal = facts.principal.as_deref();
         if !head.headers.contains_key(SESSION_HEADER) {
             // Without a session there is nothing to stream or end: as for 2026-07-28 clients.
             return reject::method_not_allowed();
@@ -404,7 +401,7 @@ impl McpEndpoint {
         };
         let counted = match self.listen_streams.open(
             head,
-            principal,
+            facts.caller_key(),
             self.options().listen_streams_per_client,
         ) {
             Ok(counted) => counted,
