@@ -50,11 +50,36 @@ pub struct Connection {
 impl Connection {
     /// Opens a connection to the target.
     pub async fn open(target: &Target) -> Result<Self, String> {
+        Self::open_from(target, None).await
+    }
+
+    /// Opens a connection to the target from local address `from` (a
+    /// loopback address other than 127.0.0.1 is another client), or from
+    /// wherever the system picks.
+    pub async fn open_from(target: &Target, from: Option<std::net::IpAddr>) -> Result<Self, String> {
         let host = target.url.host().unwrap_or("127.0.0.1");
         let port = target.url.port_u16().unwrap_or(80);
-        let stream = TcpStream::connect((host, port))
-            .await
-            .map_err(|e| format!("connect: {e}"))?;
+        let stream = match from {
+            None => TcpStream::connect((host, port)).await,
+            Some(from) => {
+                let to = tokio::net::lookup_host((host, port))
+                    .await
+                    .map_err(|e| format!("resolve {host}: {e}"))?
+                    .next()
+                    .ok_or(format!("{host} has no address"))?;
+                let socket = if to.is_ipv4() {
+                    tokio::net::TcpSocket::new_v4()
+                } else {
+                    tokio::net::TcpSocket::new_v6()
+                }
+                .map_err(|e| format!("socket: {e}"))?;
+                socket
+                    .bind((from, 0).into())
+                    .map_err(|e| format!("bind {from}: {e}"))?;
+                socket.connect(to).await
+            }
+        }
+        .map_err(|e| format!("connect: {e}"))?;
         stream.set_nodelay(true).map_err(|e| e.to_string())?;
         let (sender, conn) = http1::handshake(TokioIo::new(stream))
             .await

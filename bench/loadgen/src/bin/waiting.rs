@@ -310,13 +310,20 @@ impl EventReader {
     }
 }
 
+/// The loopback addresses initialize-era flows come from (127.0.3.1 and
+/// on), as that many clients would: the server lets one anonymous address
+/// hold 256 pending questions, so 10,000 flows need at least 40 of them.
+const LEGACY_ADDRESSES: usize = 64;
+
 /// One initialize-era flow: a session, a `tools/call` whose stream stays
-/// open while the server awaits the person's two answers.
+/// open while the server awaits the person's two answers; the call comes
+/// from the `flow`-th loopback address, round robin.
 async fn legacy_flow(
     pool: &Pool,
     gate: &Semaphore,
     progress: &Progress,
     mut answer: watch::Receiver<bool>,
+    flow: usize,
 ) -> Result<(), String> {
     let permit = gate.acquire().await.map_err(|e| e.to_string())?;
     let (status, session, _) = pool
@@ -335,7 +342,8 @@ async fn legacy_flow(
     )
     .await?;
     let target = &pool.settings.target;
-    let mut stream = Connection::open(target).await?;
+    let from = std::net::Ipv4Addr::new(127, 0, 3, (flow % LEGACY_ADDRESSES) as u8 + 1);
+    let mut stream = Connection::open_from(target, Some(from.into())).await?;
     let call = json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{
         "name":"increase-counter","arguments":{"current":10}}});
     let request = target
@@ -389,12 +397,12 @@ async fn run_legacy(
     });
     let gate = Arc::new(Semaphore::new(settings.concurrency));
     let flows: Vec<_> = (0..flows)
-        .map(|_| {
+        .map(|flow| {
             let (pool, gate, progress) =
                 (Arc::clone(&pool), Arc::clone(&gate), Arc::clone(&progress));
             let answer = answer.clone();
             tokio::spawn(async move {
-                match legacy_flow(&pool, &gate, &progress, answer).await {
+                match legacy_flow(&pool, &gate, &progress, answer, flow).await {
                     Ok(()) => {
                         progress.completed.fetch_add(1, Ordering::Relaxed);
                     }
