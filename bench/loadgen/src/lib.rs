@@ -56,7 +56,10 @@ impl Connection {
     /// Opens a connection to the target from local address `from` (a
     /// loopback address other than 127.0.0.1 is another client), or from
     /// wherever the system picks.
-    pub async fn open_from(target: &Target, from: Option<std::net::IpAddr>) -> Result<Self, String> {
+    pub async fn open_from(
+        target: &Target,
+        from: Option<std::net::IpAddr>,
+    ) -> Result<Self, String> {
         let host = target.url.host().unwrap_or("127.0.0.1");
         let port = target.url.port_u16().unwrap_or(80);
         let stream = match from {

@@ -35,12 +35,12 @@ fn every_request_of_a_session_may_reach_another_instance() {
 
     let sid = initialize(&a.addr);
     let mut call = Call::start(&b.addr, &sid, 2);
-    let amount = call.next();
+    let amount = call.next_message();
     assert_eq!(amount["method"], "elicitation/create", "{amount}");
     // Answered to another instance than the one holding the call: relayed there.
     let (status, reply) = post(&c.addr, Some(&sid), &accept(&amount, json!({"amount": 5})));
     assert_eq!(status, 202, "{reply}");
-    let confirm = call.next();
+    let confirm = call.next_message();
     assert_eq!(
         confirm["params"]["message"], "Increase 10 by 5?",
         "{confirm}"
@@ -51,7 +51,7 @@ fn every_request_of_a_session_may_reach_another_instance() {
         &accept(&confirm, json!({"confirm": true})),
     );
     assert_eq!(status, 202, "{reply}");
-    let done = call.next();
+    let done = call.next_message();
     assert_eq!(
         done["result"]["content"][0]["text"], "Counter increased by 5; next value is 15",
         "{done}"
@@ -67,7 +67,7 @@ fn when_the_holder_is_gone_the_answer_is_told_and_a_new_call_completes() {
 
     let sid = initialize(&a.addr);
     let mut call = Call::start(&b.addr, &sid, 2);
-    let amount = call.next();
+    let amount = call.next_message();
     b.kill();
     let (status, reply) = post(&c.addr, Some(&sid), &accept(&amount, json!({"amount": 5})));
     assert_eq!(status, 404, "{reply}");
@@ -75,12 +75,12 @@ fn when_the_holder_is_gone_the_answer_is_told_and_a_new_call_completes() {
 
     // The session lives on: a new call on another instance completes.
     let mut call = Call::start(&a.addr, &sid, 3);
-    let amount = call.next();
+    let amount = call.next_message();
     assert_eq!(
         post(&c.addr, Some(&sid), &accept(&amount, json!({"amount": 5}))).0,
         202
     );
-    let confirm = call.next();
+    let confirm = call.next_message();
     assert_eq!(
         post(
             &c.addr,
@@ -91,7 +91,7 @@ fn when_the_holder_is_gone_the_answer_is_told_and_a_new_call_completes() {
         202
     );
     assert_eq!(
-        call.next()["result"]["content"][0]["text"],
+        call.next_message()["result"]["content"][0]["text"],
         "Counter increased by 5; next value is 15"
     );
 }

@@ -131,15 +131,15 @@ async fn a_bystander_is_served_while_one_client_holds_every_address_it_can() {
     let done = tokio::task::spawn_blocking(move || {
         let sid = initialize(&at);
         let mut call = Call::start(&at, &sid, 1);
-        let amount = call.next();
+        let amount = call.next_message();
         assert_eq!(amount["method"], "elicitation/create", "{amount}");
         let (status, reply) = post(&at, Some(&sid), &accept(&amount, json!({"amount": 5})));
         assert_eq!(status, 202, "{reply}");
-        let confirm = call.next();
+        let confirm = call.next_message();
         assert_eq!(confirm["method"], "elicitation/create", "{confirm}");
         let (status, reply) = post(&at, Some(&sid), &accept(&confirm, json!({"confirm": true})));
         assert_eq!(status, 202, "{reply}");
-        call.next()
+        call.next_message()
     })
     .await
     .unwrap();

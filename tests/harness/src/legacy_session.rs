@@ -83,7 +83,7 @@ impl Call {
     }
 
     /// The next JSON-RPC message on the stream.
-    pub fn next(&mut self) -> Value {
+    pub fn next_message(&mut self) -> Value {
         loop {
             let messages: Vec<Value> = self
                 .seen
