@@ -63,7 +63,7 @@ pub use options::{
     resource_metadata_url,
 };
 pub use reject::misconfigured;
-pub use serve::{ServeOptions, graceful_shutdown, serve, serve_with, shutdown_signal};
 #[cfg(feature = "server")]
+pub use serve::{ServeOptions, graceful_shutdown, serve, serve_with, shutdown_signal};
 pub use trusted_proxies::TrustedProxies;
 pub use vars::{ProcessEnv, Vars};

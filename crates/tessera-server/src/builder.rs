@@ -411,6 +411,7 @@ impl McpServerBuilder {
                 .map(|c| c.with_ttl(crate::bridge::SESSION_LIFETIME)),
             codec: self.codec,
             tasks,
+            running_tasks: Arc::default(),
             ledger,
             discover_cache: self.discover_cache,
             list_cache: self.list_cache,

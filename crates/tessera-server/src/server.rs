@@ -64,6 +64,8 @@ pub struct McpServer {
     pub(crate) session_codec: Option<RequestStateCodec>,
     /// Tasks (the tasks extension), when a tool may run as one.
     pub(crate) tasks: Option<Arc<dyn crate::TaskStore>>,
+    /// The arguments this instance's running tasks hold, by caller.
+    pub(crate) running_tasks: Arc<crate::running_tasks::RunningTasks>,
     pub(crate) ledger: Option<Arc<dyn TicketLedger>>,
     pub(crate) discover_cache: CacheHint,
     pub(crate) list_cache: CacheHint,

@@ -79,6 +79,11 @@ impl McpServer {
                 message: "this transport runs no tasks (it gives no task runtime)".into(),
             });
         };
+        // The driver keeps the arguments while the task runs: counted first.
+        let held = self.running_tasks.hold(
+            ctx.inner.facts.caller_key(),
+            crate::answer::json_len(&arguments),
+        )?;
         let record = store
             .create(NewTask {
                 principal: ctx.principal().map(str::to_owned),
@@ -101,14 +106,18 @@ impl McpServer {
         };
         tracing::info!(task = %record.id, tool = %tool.tool.name, "task started");
         let runner = Runner::start(record.id, Arc::clone(store), Arc::clone(&runtime));
-        runtime.spawn(Box::pin(drive(
+        let driven = drive(
             runner,
             tool.clone(),
             arguments,
             origin,
             earlier,
             carry.or(carried),
-        )));
+        );
+        runtime.spawn(Box::pin(async move {
+            let _held = held;
+            driven.await;
+        }));
         self.finish(created)
     }
 
