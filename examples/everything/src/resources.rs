@@ -1,4 +1,5 @@
-//! The resources: static text, static binary, and the `test://template/{id}/data` template.
+//! The resources: static text, static binary, one to subscribe to, and the
+//! `test://template/{id}/data` template.
 
 use tessera::protocol::{BlobResourceContents, ResourceContents};
 use tessera::{ResourceDef, ResourceTemplateDef};
@@ -7,7 +8,11 @@ use crate::media::PNG_BASE64;
 
 /// The static resources, in listing order (`caching` reads the first one).
 pub fn all() -> Vec<ResourceDef> {
-    vec![static_text_resource(), static_binary_resource()]
+    vec![
+        static_text_resource(),
+        static_binary_resource(),
+        watched_resource(),
+    ]
 }
 
 /// A static text resource
@@ -35,6 +40,18 @@ async fn static_binary() -> Vec<ResourceContents> {
         blob: PNG_BASE64.into(),
         meta: None,
     })]
+}
+
+/// A resource to subscribe to (the suite's `resources/subscribe` names it;
+/// a subscription is kept only to a resource the server has)
+#[tessera::resource(
+    uri = "test://watched-resource",
+    name = "watched-resource",
+    title = "Watched resource",
+    mime_type = "text/plain"
+)]
+async fn watched() -> String {
+    "This resource is watched: its subscribers hear when it changes.".into()
 }
 
 /// `test://template/{id}/data`: JSON naming the id it was read with.
