@@ -5,7 +5,7 @@
 
 use std::process::{Command, Stdio};
 use std::sync::{Arc, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use tessera_server::{Context, HandlerError, McpServer, TaskSupport, ToolDef};
@@ -104,36 +104,12 @@ fn codec() -> tessera_state::RequestStateCodec {
 }
 
 mod support;
+use support::{Run, tessera};
 
 /// One hostile server for the whole test binary, on its own runtime thread.
 fn url() -> &'static str {
     static URL: OnceLock<String> = OnceLock::new();
     URL.get_or_init(|| support::serve_on_thread(hostile))
-}
-
-struct Run {
-    code: i32,
-    out: String,
-    took: Duration,
-}
-
-/// Runs `tessera ARGS` headless, stdout and stderr together.
-fn tessera(args: &[&str]) -> Run {
-    let started = Instant::now();
-    let out = Command::new(TESSERA)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        out: format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ),
-        took: started.elapsed(),
-    }
 }
 
 /// No escape byte at all reaches a headless run's output.

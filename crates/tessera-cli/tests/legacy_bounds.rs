@@ -7,14 +7,14 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
-const TESSERA: &str = env!("CARGO_BIN_EXE_tessera");
+mod support;
+use support::tessera;
 
 /// What the server does with `tools/call`.
 #[derive(Clone, Copy)]
@@ -129,27 +129,13 @@ fn exchange(mut stream: TcpStream, call: Call, answers: &AtomicUsize) -> std::io
     }
 }
 
-fn tessera(args: &[&str]) -> (i32, String, Duration) {
-    let started = Instant::now();
-    let out = Command::new(TESSERA)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let shown = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.code().unwrap_or(-1), shown, started.elapsed())
-}
-
 /// A server that never answers the call ended a headless `tessera call`
 /// only past 150 s; now `--timeout` ends it, exit 6, saying why.
 #[test]
 fn a_silent_server_ends_the_call_at_its_timeout() {
     let (url, _) = serve(Call::Silent);
-    let (code, shown, took) = tessera(&["call", &url, "work", "--timeout", "2"]);
+    let run = tessera(&["call", &url, "work", "--timeout", "2"]);
+    let (code, shown, took) = (run.code, run.out, run.took);
     assert_eq!(code, 6, "{shown}");
     assert!(shown.contains("did not answer within 2s"), "{shown}");
     assert!(took >= Duration::from_secs(2), "{took:?}");
@@ -162,7 +148,7 @@ fn a_silent_server_ends_the_call_at_its_timeout() {
 #[test]
 fn a_server_that_never_stops_asking_is_answered_max_rounds_times() {
     let (url, answers) = serve(Call::Endless);
-    let (code, shown, took) = tessera(&[
+    let run = tessera(&[
         "call",
         &url,
         "work",
@@ -171,6 +157,7 @@ fn a_server_that_never_stops_asking_is_answered_max_rounds_times() {
         "--answer",
         "elicitation.x=1",
     ]);
+    let (code, shown, took) = (run.code, run.out, run.took);
     assert_eq!(code, 6, "{shown}");
     assert!(
         shown.contains("the server still asked for input after 3 rounds"),

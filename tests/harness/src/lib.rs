@@ -707,15 +707,9 @@ impl Listening {
         let _ = self.child.wait();
     }
 
-    /// Its resident memory now, in KiB (`VmRSS` of `/proc/PID/status`).
+    /// Its resident memory now, in KiB.
     pub fn rss_kib(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
-            .expect("the process is running");
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            .expect("/proc/PID/status has VmRSS")
+        rss_kib(self.child.id())
     }
 }
 
@@ -723,6 +717,17 @@ impl Drop for Listening {
     fn drop(&mut self) {
         self.kill();
     }
+}
+
+/// The resident memory of process `pid` now, in KiB (`VmRSS` of `/proc/PID/status`).
+pub fn rss_kib(pid: u32) -> u64 {
+    let status =
+        std::fs::read_to_string(format!("/proc/{pid}/status")).expect("the process is running");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("/proc/PID/status has VmRSS")
 }
 
 /// One HTTP/1.0 request without a body to 127.0.0.1:`port`, each read and

@@ -1,7 +1,10 @@
 //! What the CLI tests share: a server of the test's own, served on its own
-//! runtime thread for the whole test binary.
+//! runtime thread for the whole test binary, and a headless run of `tessera`.
+#![allow(dead_code)]
 
+use std::process::{Command, Stdio};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use tessera_server::McpServer;
 
@@ -22,4 +25,31 @@ pub fn serve_on_thread(make: impl FnOnce() -> McpServer + Send + 'static) -> Str
         });
     });
     rx.recv().unwrap()
+}
+
+/// A headless run of `tessera`: its exit code, stdout and stderr together,
+/// and how long it took.
+pub struct Run {
+    pub code: i32,
+    pub out: String,
+    pub took: Duration,
+}
+
+/// Runs `tessera ARGS` with stdin closed (no terminal).
+pub fn tessera(args: &[&str]) -> Run {
+    let started = Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_tessera"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        out: format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+        took: started.elapsed(),
+    }
 }

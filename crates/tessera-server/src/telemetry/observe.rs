@@ -14,27 +14,6 @@ use super::metrics::{self, Operation};
 use crate::intake::Request;
 use crate::{Handled, McpServer, RequestFacts, ServerError};
 
-/// The methods this server answers: a metric names any other `_OTHER`, so a
-/// client cannot mint a time series per made-up method.
-const KNOWN_METHODS: &[&str] = &[
-    "server/discover",
-    "initialize",
-    "ping",
-    "logging/setLevel",
-    tessera_protocol::SUBSCRIPTIONS_LISTEN,
-    "tools/list",
-    "tools/call",
-    "prompts/list",
-    "prompts/get",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
-    "completion/complete",
-    tessera_protocol::TASKS_GET,
-    tessera_protocol::TASKS_UPDATE,
-    tessera_protocol::TASKS_CANCEL,
-];
-
 /// What a metric says for a value outside the known set (the conventions' word).
 const OTHER: &str = "_OTHER";
 
@@ -129,7 +108,8 @@ impl McpServer {
 
 /// What the duration metric is attributed with: names this server knows, else `_OTHER`.
 fn attributes(request: &Request, facts: &RequestFacts, named: &dyn Target) -> Attributes {
-    let method = KNOWN_METHODS
+    // A metric names any other method `_OTHER`: no time series per made-up method.
+    let method = crate::dispatch::PROTOCOL_METHODS
         .iter()
         .find(|m| **m == request.method)
         .copied()
