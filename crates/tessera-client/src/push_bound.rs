@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 
 use crate::ClientError;
 
-/// One client's bound on its initialize-era calls (reset as each begins).
+/// One client's bound on its initialize-era calls, reset as each begins: a
+/// server of that era pushes its questions without saying which call they
+/// are for, so calls made at once on one client share one bound.
 pub(crate) struct PushBound {
     max_pushed: usize,
     timeout: Duration,
@@ -23,8 +25,10 @@ struct State {
     pushed: usize,
     /// What the last pushed request asked: its key and message.
     last: Option<(String, Option<String>)>,
-    /// Time spent answering pushed requests, and since when one is being answered.
+    /// Time spent answering pushed requests; how many are being answered
+    /// now (over stdio two may be at once), and since when one has been.
     answering: Duration,
+    open: usize,
     since: Option<Instant>,
 }
 
@@ -40,7 +44,10 @@ pub(crate) struct Answering(Arc<PushBound>);
 impl Drop for Answering {
     fn drop(&mut self) {
         let mut state = self.0.lock();
-        if let Some(since) = state.since.take() {
+        state.open = state.open.saturating_sub(1);
+        if state.open == 0
+            && let Some(since) = state.since.take()
+        {
             state.answering += since.elapsed();
         }
     }
@@ -77,7 +84,8 @@ impl PushBound {
             self.changed.notify_waiters();
             return None;
         }
-        state.since = Some(Instant::now());
+        state.open += 1;
+        state.since.get_or_insert_with(Instant::now);
         Some(Answering(Arc::clone(self)))
     }
 
@@ -142,6 +150,21 @@ mod tests {
             })
             .await;
         assert_eq!(out.unwrap(), "done");
+
+        // Two answered at once (stdio answers each on its own task): the
+        // clock stays stopped until the last one is given.
+        let b = Arc::clone(&bound);
+        let out = bound
+            .around(async move {
+                let first = b.pushed("a", None);
+                let second = b.pushed("b", None);
+                drop(first);
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                drop(second);
+                "both"
+            })
+            .await;
+        assert_eq!(out.unwrap(), "both");
 
         let b = Arc::clone(&bound);
         let out = bound

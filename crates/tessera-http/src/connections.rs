@@ -51,6 +51,8 @@ pub(crate) struct ConnectionSlot(Arc<Slot>);
 struct Slot {
     number: u64,
     peer: IpAddr,
+    /// Whether a PROXY protocol header named the peer.
+    by_header: bool,
     state: Mutex<SlotState>,
     /// Fired to close the connection.
     close: Mutex<Option<oneshot::Sender<()>>>,
@@ -109,14 +111,28 @@ impl Connections {
         }
     }
 
-    /// Records a new connection from `peer`; the receiver fires when it must close.
+    /// A connection from `peer`, as the tests open one.
+    #[cfg(test)]
     pub(crate) fn open(&self, peer: IpAddr) -> (ConnectionSlot, oneshot::Receiver<()>) {
+        self.open_named(peer, false)
+    }
+
+    /// Records a new connection from `peer`; the receiver fires when it
+    /// must close. `by_header`: a PROXY protocol header named the peer, so
+    /// nothing the connection sends after it is a proxy's word, and its
+    /// `X-Forwarded-For` is never read.
+    pub(crate) fn open_named(
+        &self,
+        peer: IpAddr,
+        by_header: bool,
+    ) -> (ConnectionSlot, oneshot::Receiver<()>) {
         let (tx, rx) = oneshot::channel();
         let number = self.next.fetch_add(1, Ordering::Relaxed);
         let now = Instant::now();
         let slot = Arc::new(Slot {
             number,
             peer,
+            by_header,
             state: Mutex::new(SlotState {
                 requests: 0,
                 uploading: 0,
@@ -251,6 +267,12 @@ impl ConnectionSlot {
     /// The address the connection came from.
     pub(crate) fn peer(&self) -> IpAddr {
         self.0.peer
+    }
+
+    /// Whether a PROXY protocol header named [`peer`](Self::peer) (then
+    /// what follows the header is the client's, headers included).
+    pub(crate) fn named_by_proxy_header(&self) -> bool {
+        self.0.by_header
     }
 
     /// A request began: its head arrived and its body is being received.

@@ -171,9 +171,14 @@ impl McpEndpoint {
             .extensions
             .get::<crate::connections::ConnectionSlot>()
             .map(|slot| {
-                self.options
-                    .trusted_proxies
-                    .client_address(slot.peer(), &head.headers)
+                // After a PROXY header, any X-Forwarded-For is the client's own.
+                if slot.named_by_proxy_header() {
+                    slot.peer()
+                } else {
+                    self.options
+                        .trusted_proxies
+                        .client_address(slot.peer(), &head.headers)
+                }
             });
         let anonymous = Caller {
             peer,

@@ -105,7 +105,9 @@ impl ServeOptions {
     /// from anyone else are served as they come, their bytes never read as
     /// a header. A connection from a proxy without a valid header within the
     /// header timeout is closed. A `LOCAL` header (the balancer's own health
-    /// check) leaves the proxy as the peer.
+    /// check) leaves the proxy as the peer. On a connection that began with
+    /// a header, `X-Forwarded-For` is never read: a layer-4 balancer writes
+    /// no HTTP header, so any there is the client's own.
     pub fn proxy_protocol(mut self, proxies: crate::TrustedProxies) -> Self {
         self.proxy_protocol = Some(proxies);
         self
@@ -214,10 +216,10 @@ where
                 let watcher = graceful.watcher();
                 tokio::spawn(async move {
                     let mut stream = stream;
-                    let client = match &options.proxy_protocol {
+                    let (client, by_header) = match &options.proxy_protocol {
                         Some(proxies) if proxies.trusts(peer.ip()) => {
                             match read_proxy_header(&mut stream, options.header_timeout).await {
-                                Ok(client) => client.unwrap_or(peer.ip()),
+                                Ok(client) => (client.unwrap_or(peer.ip()), true),
                                 Err(why) => {
                                     tracing::debug!(%peer, why, "connection from a proxy closed");
                                     active.fetch_sub(1, Ordering::AcqRel);
@@ -225,9 +227,9 @@ where
                                 }
                             }
                         }
-                        _ => peer.ip(),
+                        _ => (peer.ip(), false),
                     };
-                    let (slot, closing) = connections.open(client);
+                    let (slot, closing) = connections.open_named(client, by_header);
                     let _held = Held(active, Arc::clone(&connections), slot.clone());
                     if let Err(e) = stream.set_nodelay(true) {
                         tracing::debug!(error = %e, %peer, "could not set TCP_NODELAY");
@@ -268,7 +270,6 @@ where
     Ok(())
 }
 
-/// One connection counted and known while it lives.
 /// The most bytes a PROXY header may take (v2 with its TLVs included).
 const MAX_PROXY_HEADER: usize = 4096;
 
@@ -334,6 +335,7 @@ async fn read_proxy_header(
         .unwrap_or_else(|_| Err(format!("no PROXY header within {within:?}")))
 }
 
+/// One connection counted and known while it lives.
 struct Held(Arc<AtomicUsize>, Arc<Connections>, ConnectionSlot);
 
 impl Drop for Held {

@@ -93,10 +93,11 @@ async fn the_client_address_comes_from_a_trusted_proxy_only() {
     // v2 LOCAL (the balancer's own health check): the proxy itself.
     let local = v2(0, "::", "::");
     assert_eq!(send("127.0.0.1", addr, &local, "").await, ok);
-    // After a PROXY header the peer is the client, not a proxy: its
-    // X-Forwarded-For is ignored.
+    // After a PROXY header what follows is the client's: its
+    // X-Forwarded-For is ignored, a LOCAL header's included.
     let spoof = "X-Forwarded-For: 198.51.100.66\r\n";
     assert_eq!(send("127.0.0.1", addr, v1, spoof).await, ok);
+    assert_eq!(send("127.0.0.1", addr, &local, spoof).await, ok);
 
     // From the trusted proxy without a header: closed, never served.
     assert_eq!(send("127.0.0.1", addr, b"", "").await, "");
@@ -113,6 +114,7 @@ async fn the_client_address_comes_from_a_trusted_proxy_only() {
             "address 2001:db8:1:2::/64",
             "address 127.0.0.1",
             "address 203.0.113.7",
+            "address 127.0.0.1",
             "address 127.0.0.2",
         ]
         .map(|c| Some(c.to_owned()))

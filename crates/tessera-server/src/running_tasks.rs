@@ -37,19 +37,19 @@ impl RunningTasks {
         bytes: usize,
     ) -> Result<Held, ServerError> {
         let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
-        let mine = held.entry(caller.clone()).or_default();
+        let mine = held.get(&caller).copied().unwrap_or(0);
         if mine.saturating_add(bytes) > MAX_RUNNING_ARGUMENT_BYTES_PER_CALLER {
             return Err(ServerError::Unavailable {
                 message: format!(
                     "your running tasks hold {} of arguments already, and this call's are {}: at most {} MiB in all; wait for a task to finish, or send smaller arguments",
-                    shown(*mine),
+                    shown(mine),
                     shown(bytes),
                     MAX_RUNNING_ARGUMENT_BYTES_PER_CALLER / (1024 * 1024)
                 ),
                 retry_after_secs: 5,
             });
         }
-        *mine += bytes;
+        *held.entry(caller.clone()).or_default() += bytes;
         Ok(Held {
             running: Arc::clone(self),
             caller,
@@ -96,6 +96,9 @@ mod tests {
             .collect();
         let refused = running.hold(Some("a".into()), 1).err().unwrap();
         assert!(refused.to_string().contains("16.0 MiB"), "{refused}");
+        // A refusal keeps nothing.
+        assert!(running.hold(Some("c".into()), 17 * mb).is_err());
+        assert!(!running.held.lock().unwrap().contains_key(&Some("c".into())));
         // Another caller is not held back.
         let _b = running.hold(Some("b".into()), mb).unwrap();
         drop(a);

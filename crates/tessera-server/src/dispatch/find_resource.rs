@@ -62,7 +62,7 @@ impl McpServer {
     /// (the initialize era's `resources/subscribe`): only where it could
     /// read it — the server has resources (else -32601), `uri` is a listed
     /// resource or matches a template shown to the caller (else -32602),
-    /// and the caller's scopes cover it (else 403 `insufficient_scope`).
+    /// and the caller's scopes cover it (else `ServerError::InsufficientScope`).
     /// A transport checks this before it keeps anything of the subscription.
     pub fn may_subscribe(&self, uri: &str, facts: &RequestFacts) -> Result<(), ServerError> {
         let catalog = self.catalog();

@@ -66,8 +66,9 @@ pub struct McpRequest {
     pub caller: Option<String>,
     /// The verified access token, when the server is protected with OAuth.
     pub auth: Option<AuthInfo>,
-    /// Whether the server serves the method and, for `tools/call`, shows
-    /// the named tool to this caller. Layers that keep something per name
+    /// Whether the method is one of the protocol's or registered with the
+    /// builder and, for `tools/call`, the server shows the named tool to
+    /// this caller. Layers that keep something per name
     /// ([`RateLimit`]'s buckets, metrics) key by the name only when this is
     /// true, so request data cannot make up keys.
     pub offered: bool,
@@ -126,10 +127,11 @@ pub enum Outcome {
     /// missing scope or capability, a limit): the client can act on it.
     Refused,
     /// The server failed (internal error, a backend unavailable), or the
-    /// client cancelled.
+    /// call answered that it was cancelled.
     Failed,
-    /// The client went away before the answer: the request was dropped
-    /// unfinished (its connection closed, a transport's own timeout).
+    /// The request was dropped unfinished: its client went away or
+    /// cancelled it (`notifications/cancelled`), or a transport's own
+    /// timeout ended it.
     Abandoned,
 }
 
