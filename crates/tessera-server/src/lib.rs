@@ -63,6 +63,7 @@ mod notifier;
 mod notify;
 mod pagination;
 mod prompt;
+mod protocol_methods;
 mod question;
 mod resource;
 mod response;

@@ -158,7 +158,8 @@ impl McpServer {
     /// Whether `method` is one [`route`](Self::route) serves: a method of the
     /// protocol or one registered with the builder's `.method(..)`.
     fn serves_method(&self, method: &str) -> bool {
-        PROTOCOL_METHODS.contains(&method) || self.methods.contains_key(method)
+        crate::protocol_methods::PROTOCOL_METHODS.contains(&method)
+            || self.methods.contains_key(method)
     }
 
     /// One method table for both eras: modern requests carry `_meta` and may
@@ -228,29 +229,6 @@ impl McpServer {
         }
     }
 }
-
-/// The protocol's methods [`route`](McpServer::route) answers (in one era or
-/// the other): layers that keep something per method name (rate-limit
-/// buckets, metrics) name any other one as unknown, so a client cannot make
-/// up keys.
-pub(crate) const PROTOCOL_METHODS: &[&str] = &[
-    "server/discover",
-    "initialize",
-    "ping",
-    "logging/setLevel",
-    tessera_protocol::SUBSCRIPTIONS_LISTEN,
-    "tools/list",
-    "tools/call",
-    "prompts/list",
-    "prompts/get",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
-    "completion/complete",
-    tessera_protocol::TASKS_GET,
-    tessera_protocol::TASKS_UPDATE,
-    tessera_protocol::TASKS_CANCEL,
-];
 
 /// Moves `key` out of `params`, when `params` is an object that has it.
 fn take(params: &mut Option<Value>, key: &str) -> Option<Value> {

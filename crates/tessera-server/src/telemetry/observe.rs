@@ -109,7 +109,7 @@ impl McpServer {
 /// What the duration metric is attributed with: names this server knows, else `_OTHER`.
 fn attributes(request: &Request, facts: &RequestFacts, named: &dyn Target) -> Attributes {
     // A metric names any other method `_OTHER`: no time series per made-up method.
-    let method = crate::dispatch::PROTOCOL_METHODS
+    let method = crate::protocol_methods::PROTOCOL_METHODS
         .iter()
         .find(|m| **m == request.method)
         .copied()
