@@ -4,6 +4,9 @@
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 
+mod support;
+use support::tessera;
+
 const TESSERA: &str = env!("CARGO_BIN_EXE_tessera");
 
 /// A fixture process for one test, killed when the test ends.
@@ -48,25 +51,6 @@ fn fixture() -> Fixture {
             url,
             _child: Killed(child),
         }
-    }
-}
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn tessera(args: &[&str]) -> Run {
-    let out = Command::new(TESSERA)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
 }
 

@@ -27,10 +27,13 @@ pub fn serve_on_thread(make: impl FnOnce() -> McpServer + Send + 'static) -> Str
     rx.recv().unwrap()
 }
 
-/// A headless run of `tessera`: its exit code, stdout and stderr together,
-/// and how long it took.
+/// A headless run of `tessera`: its exit code, what it printed (each
+/// stream, and both together) and how long it took.
 pub struct Run {
     pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+    /// Stdout, then stderr.
     pub out: String,
     pub took: Duration,
 }
@@ -43,13 +46,13 @@ pub fn tessera(args: &[&str]) -> Run {
         .stdin(Stdio::null())
         .output()
         .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     Run {
         code: out.status.code().unwrap_or(-1),
-        out: format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ),
+        out: format!("{stdout}{stderr}"),
+        stdout,
+        stderr,
         took: started.elapsed(),
     }
 }
