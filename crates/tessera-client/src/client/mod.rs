@@ -3,7 +3,6 @@
 //! and its era), [`rounds`] (the MRTR loop), [`tasks`], [`listen`]; the
 //! transports (`http_transport`, `stdio_transport`) know nothing of it.
 
-use crate::push_bound::PushBound;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -23,6 +22,7 @@ use tessera_protocol::{
 use crate::http_transport::{HttpTransport, Mirrored};
 use crate::listener::{self, ListenEvent, Listener};
 use crate::mcp_headers::{invalid_header_annotation, param_headers};
+use crate::push_bound::PushBound;
 use crate::stdio_transport::{PushHandler, StdioTransport};
 use crate::{ClientError, ConnectMode, Elicitor, InputKinds, NotificationHandler};
 

@@ -6,7 +6,8 @@
 //! - [`round_trip`]: tools, prompts and resources through the multi round-trip engine;
 //! - [`tasks`]: calls that go on as tasks, and the `tasks/*` methods;
 //! - [`ticket`]: what a ticket carries, and opening one;
-//! - [`capability_check`]: asking only what the client can answer.
+//! - [`capability_check`]: asking only what the client can answer;
+//! - [`find_resource`]: which resource a URI names, for reads and subscriptions.
 
 mod capability_check;
 mod find_resource;
