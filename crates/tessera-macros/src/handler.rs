@@ -121,6 +121,13 @@ pub(crate) fn expand(kind: Kind, args: TokenStream, item: TokenStream) -> syn::R
         Param::State(ty) => Some(quote!(.needs_state::<#ty>())),
         _ => None,
     });
+    // A handler that takes a `Context` can ask: the server needs a ticket codec.
+    let needs = needs.chain(
+        params
+            .iter()
+            .any(|p| matches!(p, Param::Context | Param::ContextRef))
+            .then(|| quote!(.asks())),
+    );
     let description = description.map(|d| quote!(.description(#d)));
     // The function itself, as written (its parameters' attributes moved to
     // the arguments' fields above).

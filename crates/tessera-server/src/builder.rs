@@ -42,6 +42,8 @@ pub struct McpServerBuilder {
     all_single_use: bool,
     /// Scopes every tool requires besides its own ([`require_scopes`](Self::require_scopes)).
     required_scopes: Vec<String>,
+    /// Builds without a codec though a handler may ask ([`without_request_state`](Self::without_request_state)).
+    never_asks: bool,
 }
 
 impl McpServerBuilder {
@@ -68,6 +70,7 @@ impl McpServerBuilder {
             extensions: tessera_protocol::JsonObject::new(),
             audience: None,
             app_state: AppState::default(),
+            never_asks: false,
             all_single_use: false,
             required_scopes: Vec::new(),
         }
@@ -150,6 +153,28 @@ impl McpServerBuilder {
     /// The codec that seals and opens `requestState` tickets (needed by any handler that asks for input).
     pub fn request_state(mut self, codec: RequestStateCodec) -> Self {
         self.codec = Some(codec);
+        self
+    }
+
+    /// Builds without a ticket codec although a handler takes a `Context`
+    /// (see [`ToolDef::asks`](crate::ToolDef::asks)): for a server whose
+    /// handlers never ask for input. A handler that asks all the same fails
+    /// that call with -32603.
+    ///
+    /// ```
+    /// use tessera_server::{Context, McpServer, Result, ToolDef};
+    ///
+    /// async fn ping(_ctx: Context, _: serde_json::Value) -> Result<String> {
+    ///     Ok("pong".into())
+    /// }
+    /// let tool = || ToolDef::new("ping", ping).asks();
+    /// let refused = McpServer::builder("pinger", "1.0").tool(tool()).build();
+    /// assert!(refused.unwrap_err().to_string().contains("request_state"));
+    /// let built = McpServer::builder("pinger", "1.0").tool(tool()).without_request_state().build();
+    /// assert!(built.is_ok());
+    /// ```
+    pub fn without_request_state(mut self) -> Self {
+        self.never_asks = true;
         self
     }
 
@@ -297,6 +322,32 @@ impl McpServerBuilder {
         self
     }
 
+    /// The first definition that may ask, when there is no codec to seal its tickets.
+    fn refuse_asking_without_codec(&self) -> Result<(), BuildError> {
+        let asking = (self.tools.iter().find(|t| t.asks))
+            .map(|t| format!("tool {:?}", t.tool.name))
+            .or_else(|| {
+                (self.prompts.iter().find(|p| p.asks)).map(|p| format!("prompt {:?}", p.prompt.name))
+            })
+            .or_else(|| {
+                (self.resources.iter().find(|r| r.asks))
+                    .map(|r| format!("resource {:?}", r.resource.uri))
+            })
+            .or_else(|| {
+                (self.templates.iter().find(|t| t.asks))
+                    .map(|t| format!("resource template {:?}", t.template.uri_template))
+            });
+        match asking {
+            Some(what) => Err(BuildError(format!(
+                "{what} takes a Context and may ask for input, but the server has no ticket codec \
+                 to seal its requestState: add .request_state(codec) to the builder (launch's \
+                 `setup.server(..)` and `TestClient::build` add one), or \
+                 .without_request_state() if no handler ever asks"
+            ))),
+            None => Ok(()),
+        }
+    }
+
     /// Checks the registrations and builds the server.
     pub fn build(mut self) -> Result<McpServer, BuildError> {
         // Handlers reach the change bus as `State<Notifier>`, on the bus the server serves from.
@@ -312,6 +363,9 @@ impl McpServerBuilder {
                 .insert(crate::Notifier::new(Arc::clone(&bus)));
         }
         crate::catalog::check_icons("server", &self.info.name, self.info.icons.as_deref())?;
+        if self.codec.is_none() && !self.never_asks {
+            self.refuse_asking_without_codec()?;
+        }
         let registry = Registry::new(
             self.all_single_use,
             std::mem::take(&mut self.required_scopes),

@@ -9,7 +9,7 @@
 /// The shared setters, inside a builder's `impl` block: `$field` is the
 /// builder's wire definition (with `title`, `description`, `icons`, `meta`),
 /// `$what` what it is called in prose. The builder has `scopes:
-/// Vec<String>` and `needs: Vec<NeededState>`.
+/// Vec<String>`, `needs: Vec<NeededState>` and `asks: bool`.
 macro_rules! shared_setters {
     ($field:ident, $what:literal) => {
         /// Human-readable name.
@@ -59,6 +59,17 @@ macro_rules! shared_setters {
         /// server fails to build without it ([`with_state`](crate::McpServerBuilder::with_state)).
         pub fn needs_state<T: Send + Sync + 'static>(mut self) -> Self {
             self.needs.push(crate::app_state::NeededState::of::<T>());
+            self
+        }
+
+        #[doc = concat!("Declares that the ", $what, "'s handler may ask for input (`ctx.ask(..)`):")]
+        /// the server fails to build without a ticket codec
+        /// ([`request_state`](crate::McpServerBuilder::request_state)), instead
+        /// of failing the first call that asks. `#[tessera::tool]`,
+        /// `#[tessera::prompt]` and `#[tessera::resource]` declare it for a
+        /// function that takes a `Context`.
+        pub fn asks(mut self) -> Self {
+            self.asks = true;
             self
         }
     };

@@ -42,6 +42,8 @@ pub struct PromptDef {
     pub(crate) prompt: Prompt,
     pub(crate) handler: ErasedHandler<GetPromptResult, PromptArguments>,
     pub(crate) needs: Vec<NeededState>,
+    /// Whether the handler may ask for input ([`asks`](Self::asks)).
+    pub(crate) asks: bool,
     pub(crate) scopes: Vec<String>,
     pub(crate) completers: Completers,
 }
@@ -83,6 +85,7 @@ impl PromptDef {
             },
             handler,
             needs: Vec::new(),
+            asks: false,
             scopes: Vec::new(),
             completers: Completers::new(),
         }

@@ -32,6 +32,8 @@ pub struct ResourceDef {
     pub(crate) resource: Resource,
     pub(crate) handler: ErasedHandler<ReadResourceResult, ResourceRead>,
     pub(crate) needs: Vec<NeededState>,
+    /// Whether the handler may ask for input ([`asks`](Self::asks)).
+    pub(crate) asks: bool,
     pub(crate) scopes: Vec<String>,
 }
 
@@ -59,6 +61,8 @@ pub struct ResourceTemplateDef {
     pub(crate) template: ResourceTemplate,
     pub(crate) handler: ErasedHandler<ReadResourceResult, ResourceRead>,
     pub(crate) needs: Vec<NeededState>,
+    /// Whether the handler may ask for input ([`asks`](Self::asks)).
+    pub(crate) asks: bool,
     pub(crate) scopes: Vec<String>,
     pub(crate) completers: Completers,
 }
@@ -117,6 +121,7 @@ impl ResourceDef {
             },
             handler: erased(move |ctx, ()| handler(ctx)),
             needs: Vec::new(),
+            asks: false,
             scopes: Vec::new(),
         }
     }
@@ -157,6 +162,7 @@ impl ResourceTemplateDef {
             },
             handler: erased(handler),
             needs: Vec::new(),
+            asks: false,
             scopes: Vec::new(),
             completers: Completers::new(),
         }

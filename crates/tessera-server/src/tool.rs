@@ -41,6 +41,8 @@ pub struct ToolDef {
     pub(crate) upfront: IndexMap<String, Arc<ElicitationSchema>>,
     pub(crate) problems: Vec<String>,
     pub(crate) needs: Vec<NeededState>,
+    /// Whether the handler may ask for input ([`asks`](Self::asks)).
+    pub(crate) asks: bool,
     /// OAuth scopes a caller's token must grant (checked when the request carries verified auth).
     pub(crate) scopes: Vec<String>,
     /// Parameters mirrored into `Mcp-Param-*` headers (`x-mcp-header`), found at build.
@@ -112,6 +114,7 @@ impl ToolDef {
             upfront: IndexMap::new(),
             problems: Vec::new(),
             needs: Vec::new(),
+            asks: false,
             scopes: Vec::new(),
             param_headers: Vec::new(),
             input_check: None,
