@@ -6,6 +6,7 @@ use quote::quote;
 use syn::{Fields, Item, ItemEnum, ItemStruct};
 
 use crate::attributes::MacroArgs;
+use crate::derives::missing_derives;
 
 pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
     let args = MacroArgs::parse(args)?;
@@ -36,17 +37,21 @@ fn choice(item: ItemEnum) -> syn::Result<TokenStream> {
     }
     let name = &item.ident;
     // A choice is a plain value: it goes into results and comparisons as it came out of the form.
+    let derives = missing_derives(
+        &item.attrs,
+        vec![
+            quote!(::tessera::__private::serde::Deserialize),
+            quote!(::tessera::__private::serde::Serialize),
+            quote!(::tessera::__private::schemars::JsonSchema),
+            quote!(::core::fmt::Debug),
+            quote!(::core::clone::Clone),
+            quote!(::core::marker::Copy),
+            quote!(::core::cmp::PartialEq),
+            quote!(::core::cmp::Eq),
+        ],
+    );
     Ok(quote! {
-        #[derive(
-            ::tessera::__private::serde::Deserialize,
-            ::tessera::__private::serde::Serialize,
-            ::tessera::__private::schemars::JsonSchema,
-            ::core::fmt::Debug,
-            ::core::clone::Clone,
-            ::core::marker::Copy,
-            ::core::cmp::PartialEq,
-            ::core::cmp::Eq,
-        )]
+        #[derive(#(#derives),*)]
         #[serde(crate = "::tessera::__private::serde")]
         #[schemars(crate = "::tessera::__private::schemars", inline)]
         #item
@@ -76,14 +81,18 @@ fn form(args: &MacroArgs, item: ItemStruct) -> syn::Result<TokenStream> {
         .unwrap_or_else(|| snake_case(&name.to_string()));
     let types = fields.named.iter().map(|f| &f.ty);
     // An answer can be echoed into a result (`Serialize`) and kept (`Clone`, `Debug`).
+    let derives = missing_derives(
+        &item.attrs,
+        vec![
+            quote!(::tessera::__private::serde::Deserialize),
+            quote!(::tessera::__private::serde::Serialize),
+            quote!(::tessera::__private::schemars::JsonSchema),
+            quote!(::core::fmt::Debug),
+            quote!(::core::clone::Clone),
+        ],
+    );
     Ok(quote! {
-        #[derive(
-            ::tessera::__private::serde::Deserialize,
-            ::tessera::__private::serde::Serialize,
-            ::tessera::__private::schemars::JsonSchema,
-            ::core::fmt::Debug,
-            ::core::clone::Clone,
-        )]
+        #[derive(#(#derives),*)]
         #[serde(crate = "::tessera::__private::serde")]
         #[schemars(crate = "::tessera::__private::schemars")]
         #item

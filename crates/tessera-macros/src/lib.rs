@@ -126,8 +126,10 @@ pub fn resource(args: TokenStream, item: TokenStream) -> TokenStream {
 /// Both derive what an answer is used for besides reading it: a form is
 /// `Deserialize`, `Serialize`, `JsonSchema`, `Debug` and `Clone`; a choice is
 /// those and `Copy`, `PartialEq` and `Eq`, so it can go into an
-/// `#[tessera::output]` type as it came out of the form (do not derive these
-/// again).
+/// `#[tessera::output]` type as it came out of the form. More derives go in
+/// a `#[derive(..)]` *below* the macro, where it sees them: one it would add
+/// itself (`#[derive(Debug, Clone, Hash)]`) is then not added twice. (A
+/// derive above the macro runs before it, unseen, and conflicts.)
 ///
 /// ```
 /// use tessera::Form;
@@ -152,6 +154,23 @@ pub fn resource(args: TokenStream, item: TokenStream) -> TokenStream {
 /// }
 ///
 /// assert_eq!(UserDetails::KEY, "user_details");
+///
+/// #[tessera::form]
+/// #[derive(Debug, Clone, Hash)]
+/// enum Size { Small, Large }
+/// ```
+///
+/// A choice is a field of a form, not a question of its own; asked as one,
+/// the compiler says so:
+///
+/// ```compile_fail
+/// #[tessera::form]
+/// enum YesNo { Yes, No }
+///
+/// async fn confirm(ctx: &tessera::Context) -> tessera::Result<()> {
+///     let _: YesNo = ctx.ask("Go ahead?")?; // error: `YesNo` is not a form
+///     Ok(())
+/// }
 /// ```
 ///
 /// A nested struct is not a form field:

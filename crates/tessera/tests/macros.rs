@@ -314,3 +314,64 @@ async fn a_tool_function_is_still_callable() {
     assert!(fragile(true).await.is_err());
     assert_eq!(add_tool().definition().name, "add");
 }
+
+/// "A tool that asks, on a server with no ticket codec" is refused when the
+/// server is built, naming the fix; a tool without a `Context` cannot ask
+/// and needs none; `without_request_state()` is the explicit opt-out.
+#[test]
+fn a_handler_taking_a_context_needs_a_ticket_codec_to_build() {
+    let err = McpServer::builder("shop", "1.0.0")
+        .with_state(Shop {
+            orders: Arc::default(),
+        })
+        .tool(order_tool())
+        .build()
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("tool \"order-shirts\" takes a Context"), "{err}");
+    assert!(
+        err.contains(".request_state(codec)") && err.contains(".without_request_state()"),
+        "{err}"
+    );
+    assert!(McpServer::builder("calc", "1.0.0").tool(add_tool()).build().is_ok());
+    assert!(
+        McpServer::builder("shop", "1.0.0")
+            .with_state(Shop {
+            orders: Arc::default(),
+        })
+            .tool(order_tool())
+            .without_request_state()
+            .build()
+            .is_ok()
+    );
+}
+
+/// Derives a form's author lists below `#[tessera::form]` are not derived twice.
+#[tessera::form]
+#[derive(Debug, Clone, serde::Deserialize)]
+struct Gate {
+    ticket: String,
+    rollout: u8,
+    go: YesNo,
+}
+
+/// A choice too (listed above the macro, a derive runs before it and cannot be seen).
+#[tessera::form]
+#[derive(Debug, Clone, PartialEq, Hash)]
+enum YesNo {
+    Yes,
+    No,
+}
+
+#[test]
+fn derives_the_author_lists_are_kept() {
+    let gate = Gate {
+        ticket: "CHG-1".into(),
+        rollout: 10,
+        go: YesNo::Yes,
+    };
+    assert_eq!(format!("{:?}", gate.clone().go), "Yes");
+    assert_eq!(YesNo::No, YesNo::No.clone());
+    assert_eq!(<Gate as tessera::Form>::KEY, "gate");
+    let _: Gate = serde_json::from_value(json!({"ticket": "T", "rollout": 5, "go": "Yes"})).unwrap();
+}

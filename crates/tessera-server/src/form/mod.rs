@@ -39,6 +39,11 @@ pub(crate) use check::FormCheck;
 ///     const KEY: &'static str = "amount";
 /// }
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a form: a question is asked with a `#[tessera::form]` struct",
+    label = "`ctx.ask` takes a form (a struct whose fields are the questions)",
+    note = "a `#[tessera::form]` enum is a choice: make it a field of a form struct, e.g. `#[tessera::form] struct Confirm {{ answer: {Self} }}`"
+)]
 pub trait Form: DeserializeOwned + schemars::JsonSchema + Send + 'static {
     /// The key of the input request (and of its answer in `inputResponses`).
     const KEY: &'static str;
