@@ -156,6 +156,11 @@ impl McpServerBuilder {
         self
     }
 
+    /// Whether a ticket codec is configured ([`request_state`](Self::request_state)).
+    pub fn has_request_state(&self) -> bool {
+        self.codec.is_some()
+    }
+
     /// Builds without a ticket codec although a handler takes a `Context`
     /// (see [`ToolDef::asks`](crate::ToolDef::asks)): for a server whose
     /// handlers never ask for input. A handler that asks all the same fails

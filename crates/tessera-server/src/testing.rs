@@ -12,34 +12,70 @@
 //!
 //! ```
 //! # tokio_test_block_on(async {
-//! use serde_json::json;
-//! use tessera_server::testing::{Answer, TestClient};
-//! use tessera_server::{Context, Form, McpServer, ToolDef};
+//! use tessera_server::testing::TestClient;
+//! use tessera_server::{Context, Form, McpServer, McpServerBuilder, ToolDef};
 //!
-//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
 //! struct Name { name: String }
 //! impl Form for Name { const KEY: &'static str = "name"; }
 //!
-//! let key = tessera_state::StateKey::generate().unwrap();
-//! let codec = tessera_state::RequestStateCodec::new(tessera_state::KeyRing::new("k1", key).unwrap());
-//! let server = McpServer::builder("greeter", "1.0.0")
-//!     .request_state(codec)
-//!     .tool(ToolDef::new("greet", |ctx: Context, _: ()| async move {
-//!         let Name { name } = ctx.ask("Who are you?")?;
-//!         Ok::<_, tessera_server::HandlerError>(format!("Hello, {name}!"))
-//!     }))
-//!     .build()
-//!     .unwrap();
+//! /// The server, registered once: `main` passes launch's `setup.server(..)`,
+//! /// tests pass `McpServer::builder(..)`.
+//! fn greeter(builder: McpServerBuilder) -> McpServerBuilder {
+//!     builder.tool(
+//!         ToolDef::new("greet", |ctx: Context, _: ()| async move {
+//!             let Name { name } = ctx.ask("Who are you?")?;
+//!             Ok::<_, tessera_server::HandlerError>(format!("Hello, {name}!"))
+//!         })
+//!         .asks(),
+//!     )
+//! }
 //!
-//! let client = TestClient::new(server);
+//! // `build` adds a ticket codec with a fresh key when the builder has none.
+//! let client = TestClient::build(greeter(McpServer::builder("greeter", "1.0.0"))).unwrap();
 //! let done = client
-//!     .call("greet", json!({}))
-//!     .answer("name", Answer::accept(json!({"name": "Ada"})))
+//!     .call("greet", ())
+//!     .accept(Name { name: "Ada".into() })
 //!     .run()
 //!     .await
 //!     .unwrap();
 //! assert_eq!(done.text(), "Hello, Ada!");
 //! assert_eq!(done.rounds(), 2);
+//! assert_eq!(done.question(1, Name::KEY), Some("Who are you?"));
+//! # });
+//! # fn tokio_test_block_on<F: std::future::Future>(f: F) -> F::Output {
+//! #     tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(f)
+//! # }
+//! ```
+//!
+//! A ticket the client changed is refused before any handler runs; a test
+//! says so with [`TestClient::request`]:
+//!
+//! ```
+//! # tokio_test_block_on(async {
+//! # use tessera_server::testing::TestClient;
+//! # use tessera_server::{Context, Form, McpServer, ToolDef};
+//! # #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
+//! # struct Name { name: String }
+//! # impl Form for Name { const KEY: &'static str = "name"; }
+//! # let server = McpServer::builder("greeter", "1.0.0").tool(ToolDef::new("greet", |ctx: Context, _: ()| async move {
+//! #     let Name { name } = ctx.ask("Who are you?")?;
+//! #     Ok::<_, tessera_server::HandlerError>(format!("Hello, {name}!"))
+//! # }).asks());
+//! let client = TestClient::build(server).unwrap();
+//! let first = client.request("tools/call", serde_json::json!({"name": "greet", "arguments": {}})).await.unwrap();
+//! let mut ticket = first["requestState"].as_str().unwrap().to_owned();
+//! ticket.replace_range(10..11, if &ticket[10..11] == "A" { "B" } else { "A" });
+//! let err = client
+//!     .request("tools/call", serde_json::json!({
+//!         "name": "greet",
+//!         "arguments": {},
+//!         "requestState": ticket,
+//!         "inputResponses": {"name": {"action": "accept", "content": {"name": "Eve"}}},
+//!     }))
+//!     .await
+//!     .unwrap_err();
+//! assert_eq!(err.code, -32602);
 //! # });
 //! # fn tokio_test_block_on<F: std::future::Future>(f: F) -> F::Output {
 //! #     tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(f)
@@ -61,7 +97,7 @@ use tessera_protocol::{
     Resource, Tool,
 };
 
-use crate::{AuthInfo, McpServer, RequestFacts};
+use crate::{AuthInfo, BuildError, Form, McpServer, McpServerBuilder, RequestFacts};
 
 /// The most rounds a call may take before the kit gives up (a tool that asks forever).
 pub const DEFAULT_MAX_ROUNDS: usize = 10;
@@ -174,17 +210,32 @@ impl<R> Finished<R> {
 impl Finished<CallToolResult> {
     /// The text blocks of the result, joined by newlines.
     pub fn text(&self) -> String {
-        self.result
-            .content
-            .iter()
-            .filter_map(|block| block.as_text())
-            .collect::<Vec<_>>()
-            .join("\n")
+        let texts = self.result.content.iter().filter_map(|b| b.as_text());
+        texts.collect::<Vec<_>>().join("\n")
     }
 
     /// Whether the tool reported an error (`isError`).
     pub fn is_error(&self) -> bool {
         self.result.is_error == Some(true)
+    }
+}
+
+impl Finished<GetPromptResult> {
+    /// The text of the prompt's messages, joined by newlines.
+    pub fn text(&self) -> String {
+        let texts = self.result.messages.iter().filter_map(|m| m.content.as_text());
+        texts.collect::<Vec<_>>().join("\n")
+    }
+}
+
+impl Finished<ReadResourceResult> {
+    /// The text contents of the resource, joined by newlines (blobs left out).
+    pub fn text(&self) -> String {
+        let texts = self.result.contents.iter().filter_map(|c| match c {
+            tessera_protocol::ResourceContents::Text(t) => Some(t.text.as_str()),
+            tessera_protocol::ResourceContents::Blob(_) => None,
+        });
+        texts.collect::<Vec<_>>().join("\n")
     }
 }
 
@@ -208,6 +259,23 @@ impl<R: serde::de::DeserializeOwned> Call<'_, R> {
             .or_default()
             .push_back(answer);
         self
+    }
+
+    /// The next answer to the form `F`'s question: accepted with `form` as
+    /// its content (keyed by [`Form::KEY`]).
+    pub fn accept<F: Form + serde::Serialize>(self, form: F) -> Self {
+        let content = serde_json::to_value(form).unwrap_or(Value::Null);
+        self.answer(F::KEY, Answer::Accept(content))
+    }
+
+    /// The next answer to the form `F`'s question: declined.
+    pub fn decline<F: Form>(self) -> Self {
+        self.answer(F::KEY, Answer::Decline)
+    }
+
+    /// The next answer to the form `F`'s question: cancelled (dismissed).
+    pub fn cancel<F: Form>(self) -> Self {
+        self.answer(F::KEY, Answer::Cancel)
     }
 
     /// Runs the flow to its complete result.
@@ -277,6 +345,22 @@ impl<R: serde::de::DeserializeOwned> Call<'_, R> {
 }
 
 impl TestClient {
+    /// A client of the server `builder` builds, that can answer forms and
+    /// URL questions. When the builder has no ticket codec, one with a fresh
+    /// random key is added first, so a test needs no key setup.
+    pub fn build(builder: McpServerBuilder) -> Result<Self, BuildError> {
+        let builder = if builder.has_request_state() {
+            builder
+        } else {
+            let key = tessera_state::StateKey::generate()
+                .map_err(|e| BuildError(format!("no key for the test codec: {e}")))?;
+            let ring = tessera_state::KeyRing::new("test", key)
+                .map_err(|e| BuildError(format!("no key ring for the test codec: {e}")))?;
+            builder.request_state(tessera_state::RequestStateCodec::new(ring))
+        };
+        Ok(Self::new(builder.build()?))
+    }
+
     /// A client of `server` that can answer forms and URL questions.
     pub fn new(server: impl Into<Arc<McpServer>>) -> Self {
         Self {
@@ -323,14 +407,19 @@ impl TestClient {
         self.list("resources/list", "resources").await
     }
 
-    /// A call of the tool `name` with `arguments`; script its answers, then run it.
-    pub fn call(&self, name: &str, arguments: Value) -> Call<'_, CallToolResult> {
-        self.flow("tools/call", json!({"name": name, "arguments": arguments}))
+    /// A call of the tool `name` with `arguments` (a typed arguments value,
+    /// `json!({..})`, or `()` for none); script its answers, then run it.
+    pub fn call(&self, name: &str, arguments: impl serde::Serialize) -> Call<'_, CallToolResult> {
+        self.flow("tools/call", json!({"name": name, "arguments": object_of(arguments)}))
     }
 
-    /// Getting the prompt `name` with `arguments` (strings).
-    pub fn get_prompt(&self, name: &str, arguments: Value) -> Call<'_, GetPromptResult> {
-        self.flow("prompts/get", json!({"name": name, "arguments": arguments}))
+    /// Getting the prompt `name` with `arguments` (strings; typed, `json!({..})` or `()`).
+    pub fn get_prompt(
+        &self,
+        name: &str,
+        arguments: impl serde::Serialize,
+    ) -> Call<'_, GetPromptResult> {
+        self.flow("prompts/get", json!({"name": name, "arguments": object_of(arguments)}))
     }
 
     /// Reading the resource at `uri`.
@@ -338,13 +427,25 @@ impl TestClient {
         self.flow("resources/read", json!({"uri": uri}))
     }
 
-    /// One request of `method` with `params` (the kit adds `_meta`): the raw
-    /// result, or the error the server answered with.
+    /// One request of `method` with `params` (an object: `json!({..})` or a
+    /// typed params value; the kit adds `_meta`): the raw result, or the
+    /// error the server answered with.
     pub async fn request(
         &self,
         method: &str,
-        mut params: Map<String, Value>,
+        params: impl serde::Serialize,
     ) -> Result<Value, ErrorObject> {
+        let mut params = match serde_json::to_value(params) {
+            Ok(Value::Object(params)) => params,
+            Ok(Value::Null) => Map::new(),
+            Ok(other) => {
+                return Err(ErrorObject::new(
+                    tessera_protocol::INVALID_PARAMS,
+                    format!("{method}: params must be a JSON object, not {other}"),
+                ));
+            }
+            Err(e) => return Err(ErrorObject::new(tessera_protocol::INVALID_PARAMS, e.to_string())),
+        };
         let meta = params
             .entry("_meta")
             .or_insert_with(|| Value::Object(Map::new()));
@@ -421,6 +522,14 @@ impl TestClient {
                 _ => return Ok(items),
             }
         }
+    }
+}
+
+/// Arguments as the object a request carries (`()` and `None` are none).
+fn object_of(arguments: impl serde::Serialize) -> Value {
+    match serde_json::to_value(arguments) {
+        Ok(Value::Null) | Err(_) => Value::Object(Map::new()),
+        Ok(other) => other,
     }
 }
 
