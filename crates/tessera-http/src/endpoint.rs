@@ -294,6 +294,13 @@ impl McpEndpoint {
         let header_version = headers.protocol_version;
         if let RequestEra::Legacy(version) = request.era(header_version) {
             if self.options.legacy == Legacy::Reject {
+                // A body whose `_meta` names another version is a 2026-07-28
+                // request with a header that disagrees, not an old client.
+                if let (Some(h), Some(body)) = (header_version, request.protocol_version())
+                    && h != body
+                {
+                    return version_mismatch(id, h, body);
+                }
                 return unsupported(id, version);
             }
             let resolved = self.server.resolve(&request, &facts);
@@ -326,15 +333,7 @@ impl McpEndpoint {
                     ),
                 );
             }
-            Some(h) if h != body_version => {
-                return reject::header_mismatch(
-                    id,
-                    h,
-                    &format!(
-                        "the body envelope names protocol version {body_version} but the MCP-Protocol-Version header names {h}"
-                    ),
-                );
-            }
+            Some(h) if h != body_version => return version_mismatch(id, h, body_version),
             Some(_) => {}
         }
         // 3. Version supported.
@@ -650,7 +649,6 @@ fn accepts_both(head: &Parts) -> bool {
     json && sse
 }
 
-/// 400 with -32022 naming the supported versions.
 /// 401 with a `WWW-Authenticate` challenge.
 fn unauthorized(reason: &str, challenge: &str) -> Response<McpBody> {
     let mut r = reject::error(
@@ -708,6 +706,18 @@ impl Caller {
     }
 }
 
+/// 400 with -32020: the `MCP-Protocol-Version` header and the body's `_meta` disagree.
+fn version_mismatch(id: Option<RequestId>, header: &str, body: &str) -> Response<McpBody> {
+    reject::header_mismatch(
+        id,
+        header,
+        &format!(
+            "the body envelope names protocol version {body} but the MCP-Protocol-Version header names {header}"
+        ),
+    )
+}
+
+/// 400 with -32022 naming the supported versions.
 fn unsupported(id: Option<RequestId>, requested: Option<String>) -> Response<McpBody> {
     let error = tessera_server::ServerError::UnsupportedVersion { requested };
     reject::rpc_error(StatusCode::BAD_REQUEST, id, error.to_error_object())

@@ -145,16 +145,19 @@ pub(crate) fn expand(kind: Kind, args: TokenStream, item: TokenStream) -> syn::R
     let mut uri_is_template = false;
     let (target, build) = match kind {
         Kind::Tool => {
-            args.only(&["name", "title", "on_refusal", "single_use"])?;
+            args.only(&["name", "title", "on_refusal", "refuse_invalid", "single_use"])?;
             let name = args.string("name")?.unwrap_or_else(|| fn_name.to_string());
             let title = args.string("title")?.map(|t| quote!(.title(#t)));
             let refusal = args.expr("on_refusal").map(|e| quote!(.on_refusal(#e)));
             let single_use = args.flag("single_use").then(|| quote!(.single_use()));
+            let refuse_invalid = args
+                .flag("refuse_invalid")
+                .then(|| quote!(.refuse_invalid_answers()));
             (
                 quote!(::tessera::ToolDef),
                 quote! {
                     ::tessera::ToolDef::new(#name, #handler)
-                        #description #title #refusal #single_use #(#needs)*
+                        #description #title #refusal #refuse_invalid #single_use #(#needs)*
                 },
             )
         }

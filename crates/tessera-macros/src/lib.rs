@@ -21,8 +21,11 @@ use proc_macro::TokenStream;
 /// attributes describe it), or `Arguments<T>` takes them all as one type.
 /// Arguments: `name = "..."` (default: the function's name), `title = "..."`,
 /// `on_refusal = EXPR` (the text when the user declines or cancels; an
-/// answer that does not fit is asked for again), `single_use` (each ticket
-/// redeemed once).
+/// answer that does not fit is asked for again), `refuse_invalid` (an answer
+/// that does not fit ends the call with the `on_refusal` text instead),
+/// `single_use` (each ticket redeemed once). A function that takes a
+/// `Context` may ask, so its server needs a ticket codec to build
+/// (`ToolDef::asks`).
 ///
 /// ```
 /// use tessera::Context;

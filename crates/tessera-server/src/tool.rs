@@ -38,6 +38,8 @@ pub struct ToolDef {
     pub(crate) handler: ErasedHandler<CallToolResult, Value>,
     pub(crate) single_use: bool,
     pub(crate) refusal: Option<String>,
+    /// An answer that does not fit ends the call as a refusal ([`refuse_invalid_answers`](Self::refuse_invalid_answers)).
+    pub(crate) refuse_invalid: bool,
     pub(crate) upfront: IndexMap<String, Arc<ElicitationSchema>>,
     pub(crate) problems: Vec<String>,
     pub(crate) needs: Vec<NeededState>,
@@ -111,6 +113,7 @@ impl ToolDef {
             handler,
             single_use: false,
             refusal: None,
+            refuse_invalid: false,
             upfront: IndexMap::new(),
             problems: Vec::new(),
             needs: Vec::new(),
@@ -176,7 +179,8 @@ impl ToolDef {
     /// The text result when the user declines or cancels a question and the
     /// handler does not catch it (default: a sentence naming the question and
     /// what happened). An answer that does not fit the question is not a
-    /// refusal: it is asked for again, with the reason.
+    /// refusal: it is asked for again, with the reason (unless
+    /// [`refuse_invalid_answers`](Self::refuse_invalid_answers)).
     ///
     /// ```
     /// # use tessera_server::{Context, ToolDef};
@@ -186,6 +190,24 @@ impl ToolDef {
     /// ```
     pub fn on_refusal(mut self, text: impl Into<String>) -> Self {
         self.refusal = Some(text.into());
+        self
+    }
+
+    /// An answer that does not fit its form (an amount that is not a number)
+    /// ends the call as a refusal — the [`on_refusal`](Self::on_refusal)
+    /// text — instead of being asked for again with the reason (the
+    /// default). For a tool that must behave as one that gives up at the
+    /// first bad answer, like the reference counter.
+    ///
+    /// ```
+    /// # use tessera_server::{Context, ToolDef};
+    /// let tool = ToolDef::new("noop", |_: Context, _: ()| async { "done" })
+    ///     .on_refusal("Counter increase cancelled.")
+    ///     .refuse_invalid_answers();
+    /// # let _ = tool;
+    /// ```
+    pub fn refuse_invalid_answers(mut self) -> Self {
+        self.refuse_invalid = true;
         self
     }
 

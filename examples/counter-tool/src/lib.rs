@@ -3,8 +3,10 @@
 //!
 //! Round one asks for an amount, round two for a confirmation, round three
 //! answers `Counter increased by 5; next value is 15`. A decline, a cancel or
-//! an unconfirmed increase answers `Counter increase cancelled.`; an answer
-//! that does not fit the form is asked for again, saying why.
+//! an unconfirmed increase answers `Counter increase cancelled.`, and so does
+//! an answer that does not fit the form (`{"amount": "five"}`), as in the
+//! reference TypeScript counter (`refuse_invalid`; without it the question is
+//! asked again, saying why).
 
 use tessera::state::RequestStateCodec;
 use tessera::{Arguments, BuildError, Context, McpServer, McpServerBuilder};
@@ -12,7 +14,8 @@ use tessera::{Arguments, BuildError, Context, McpServer, McpServerBuilder};
 /// The server name the tutorial's clients see.
 pub const SERVER_NAME: &str = "stateless-mrtr-elicitation-demo";
 
-const CANCELLED: &str = "Counter increase cancelled.";
+/// The text of every refusal: a decline, a cancel, an unconfirmed increase, an answer that does not fit.
+pub const CANCELLED: &str = "Counter increase cancelled.";
 
 /// The tool's arguments.
 #[tessera::arguments]
@@ -37,7 +40,7 @@ struct Confirmation {
 }
 
 /// Calculate a counter increase using two stateless elicitation rounds
-#[tessera::tool(name = "increase-counter", on_refusal = CANCELLED)]
+#[tessera::tool(name = "increase-counter", on_refusal = CANCELLED, refuse_invalid)]
 pub async fn increase_counter(
     ctx: Context,
     Arguments(CounterArgs { current }): Arguments<CounterArgs>,

@@ -5,8 +5,15 @@
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// As the reference counter (`legacy: "reject"`), initialize-era clients are
+/// refused unless `--legacy serve` is given: 400 with -32022 naming the
+/// versions served.
 fn main() -> std::process::ExitCode {
-    tessera::launch::main("counter", |setup| {
-        counter::counter_server_from(setup.server(counter::SERVER_NAME, env!("CARGO_PKG_VERSION")))
-    })
+    tessera::launch::Launch::from_args("counter")
+        .default_legacy(tessera::http::Legacy::Reject)
+        .main(|setup| {
+            counter::counter_server_from(
+                setup.server(counter::SERVER_NAME, env!("CARGO_PKG_VERSION")),
+            )
+        })
 }

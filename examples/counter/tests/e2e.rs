@@ -238,20 +238,14 @@ fn the_tutorial_flow_and_its_refusals() {
         )),
         "Counter increase cancelled."
     );
-    // amount: "five" is not a refusal: the amount is asked again, saying why.
-    let again = c.counter(
-        10.0,
-        Some(&s1),
-        Some(json!({"amount": accept(json!({"amount": "five"}))})),
-    );
-    assert_eq!(again["result"]["resultType"], "input_required", "{again}");
-    let message = again["result"]["inputRequests"]["amount"]["params"]["message"]
-        .as_str()
-        .unwrap_or_default();
-    assert!(
-        message.starts_with("By how much should the counter increase?")
-            && message.contains("not accepted: `amount`: expected a number"),
-        "{message}"
+    // amount: "five" does not fit the form: as in the reference counter, the increase is cancelled.
+    assert_eq!(
+        text(&c.counter(
+            10.0,
+            Some(&s1),
+            Some(json!({"amount": accept(json!({"amount": "five"}))}))
+        )),
+        "Counter increase cancelled."
     );
     // Cancel at the confirmation; confirm: false.
     assert_eq!(
@@ -302,11 +296,67 @@ fn the_tutorial_flow_and_its_refusals() {
         http(&server.addr, "GET", &[("Accept", "text/event-stream")], "").status,
         405
     );
-    // Initialize-era sessions are served by default: an unknown one is 404
-    // ("The server MUST respond to requests containing an unknown session ID
-    // with HTTP 404 Not Found", 2025-11-25 transport).
+}
+
+/// The counter refuses the initialize era as the reference counter does
+/// (`legacy: "reject"`): `initialize` is answered 400 with -32022, naming
+/// the version asked for and the versions served; a request whose
+/// `MCP-Protocol-Version` header and `_meta` disagree is -32020 (basic/transports:
+/// "the server MUST reject the request" when they do not match).
+/// `--legacy serve` opens the initialize era.
+#[test]
+fn the_initialize_era_is_refused_unless_served() {
+    let server = start(&[]);
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "old", "version": "1"}}})
+    .to_string();
+    let headers = [
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+    ];
+    let r = http(&server.addr, "POST", &headers, &initialize);
+    assert_eq!(r.status, 400, "{}", r.body);
+    let body = r.json();
+    assert_eq!(body["error"]["code"], -32022, "{body}");
+    let message = body["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.starts_with("Unsupported protocol version: 2025-11-25"), "{message}");
     assert_eq!(
-        http(&server.addr, "DELETE", &[("Mcp-Session-Id", "x")], "").status,
+        body["error"]["data"],
+        json!({"supported": ["2026-07-28"], "requested": "2025-11-25"})
+    );
+
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "e2e", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {}}}})
+    .to_string();
+    let disagreeing = [
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("MCP-Protocol-Version", "2025-11-25"),
+        ("Mcp-Method", "tools/list"),
+    ];
+    let r = http(&server.addr, "POST", &disagreeing, &call);
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert_eq!(r.json()["error"]["code"], -32020, "{}", r.body);
+
+    let r = http(&server.addr, "POST", &disagreeing, &call);
+    let body = r.json();
+    assert_eq!(
+        body["error"]["message"],
+        "Bad Request: the request headers and body disagree: the body envelope names protocol version 2026-07-28 but the MCP-Protocol-Version header names 2025-11-25",
+        "{body}"
+    );
+
+    // `--legacy serve`: sessions, and an unknown one is 404 ("The server MUST
+    // respond to requests containing an unknown session ID with HTTP 404 Not
+    // Found", 2025-11-25 transport).
+    let serving = start(&["--legacy", "serve"]);
+    let r = http(&serving.addr, "POST", &headers, &initialize);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(
+        http(&serving.addr, "DELETE", &[("Mcp-Session-Id", "x")], "").status,
         404
     );
 }

@@ -44,6 +44,8 @@ struct MrtrCall<'a, R> {
     upfront: Option<&'a IndexMap<String, Arc<ElicitationSchema>>>,
     run: PendingRun<'a, R>,
     on_error: ErrorPolicy<'a, R>,
+    /// An answer that does not fit is a refusal (passed to `on_error`), not asked again.
+    refuse_invalid: bool,
     /// What a finished result must satisfy before it is sent (a tool's `outputSchema`).
     check: Option<ResultCheck<'a, R>>,
     /// Starts the task when the handler calls `Context::begin_task` (present
@@ -131,6 +133,7 @@ impl McpServer {
             upfront: Some(&tool.upfront),
             run: Box::new(move |ctx| handler(ctx, arguments)),
             on_error: Box::new(|error| tool.outcome_of(error)),
+            refuse_invalid: tool.refuse_invalid,
             // Only a tool with an outputSchema has anything to check (no box otherwise).
             check: tool.output_check.is_some().then(|| {
                 Box::new(|result: &CallToolResult| tool.check_output(result))
@@ -192,6 +195,7 @@ impl McpServer {
             single_use: false,
             upfront: None,
             run: Box::new(move |ctx| handler(ctx, args)),
+            refuse_invalid: false,
             on_error: Box::new(|error| {
                 Err(server_error(error, || {
                     ServerError::invalid_params(format!("Prompt {name} not found"))
@@ -232,6 +236,7 @@ impl McpServer {
                     Ok(result)
                 })
             }),
+            refuse_invalid: false,
             on_error: Box::new(|error| {
                 Err(server_error(error, || ServerError::ResourceNotFound {
                     uri: uri.to_owned(),
@@ -335,8 +340,11 @@ impl McpServer {
             }
             Err(HandlerError(Kind::Interrupt(Interrupt::InputRequired))) => Err(()),
             // An invalid answer the handler passes on is asked for again, the
-            // reason in the question; declines and cancels end the call.
-            Err(HandlerError(Kind::Interrupt(Interrupt::Invalid { .. }))) => Err(()),
+            // reason in the question (unless the tool refuses it); declines
+            // and cancels end the call.
+            Err(HandlerError(Kind::Interrupt(Interrupt::Invalid { .. }))) if !call.refuse_invalid => {
+                Err(())
+            }
             Err(other) => (call.on_error)(other).map(Ok)?,
         };
         match outcome {

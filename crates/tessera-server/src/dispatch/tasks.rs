@@ -366,10 +366,11 @@ async fn drive(
                 break;
             }
             // Questions: the same rule as a call's rounds (an invalid answer
-            // is asked again, the reason in the question).
-            Err(HandlerError(Kind::Interrupt(
-                Interrupt::InputRequired | Interrupt::Invalid { .. },
-            ))) => None,
+            // is asked again, the reason in the question, unless the tool refuses it).
+            Err(HandlerError(Kind::Interrupt(Interrupt::InputRequired))) => None,
+            Err(HandlerError(Kind::Interrupt(Interrupt::Invalid { .. }))) if !tool.refuse_invalid => {
+                None
+            }
             Err(error) => Some(error),
         };
         if let Some(error) = error {
