@@ -15,7 +15,8 @@ pub enum Exit {
     Refused,
     /// 4: protocol, transport or server error.
     Failure,
-    /// 5: the server asked for input nobody could give (no terminal, no scripted answer).
+    /// 5: the server asked for input nobody could give (no terminal, no
+    /// scripted answer), or did not accept a scripted answer.
     Unanswered,
     /// 6: the call did not finish within its bounds: the server did not
     /// answer within `--timeout`, a task not within `--task-wait` (it was
@@ -30,7 +31,8 @@ pub const HELP: &str = "Exit codes:
   2  usage error
   3  completed, but a form was declined or cancelled
   4  protocol, transport or server error
-  5  input was needed that nobody could give (no terminal and no scripted answer)
+  5  input was needed that nobody could give (no terminal and no scripted
+     answer), or the server did not accept a scripted answer (it asked again)
   6  the call did not finish within its bounds: no answer within --timeout, a
      task unfinished within --task-wait (it was cancelled), or the server kept
      asking past --max-rounds";

@@ -257,7 +257,9 @@ async fn signing_in(
 
 fn failed(e: ClientError) -> (Exit, String) {
     match e {
-        ClientError::Unanswerable { .. } => (Exit::Unanswered, e.to_string()),
+        ClientError::Unanswerable { .. } | ClientError::AnswerRejected { .. } => {
+            (Exit::Unanswered, e.to_string())
+        }
         ClientError::TaskUnfinished { .. }
         | ClientError::TooManyRounds { .. }
         | ClientError::TimedOut { .. } => (Exit::Unfinished, e.to_string()),

@@ -3,7 +3,14 @@
 //! A script may decline or cancel a URL-mode request but never consent to
 //! one: opening a page is for the person who sees its host, so a scripted
 //! accept meeting a URL asks on the terminal, or without one is an error.
+//!
+//! A question asked again after its scripted answer was sent means the
+//! server did not accept that answer; the same script would be sent again
+//! until the round limit, so the call ends there, with the server's reason
+//! ([`ClientError::AnswerRejected`]).
 
+use std::collections::HashSet;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use tessera_client::{
@@ -19,7 +26,12 @@ pub struct CliElicitor {
     interactive: bool,
     has_script: bool,
     refused: AtomicBool,
+    /// The keys a scripted answer was sent for.
+    sent: Mutex<HashSet<String>>,
 }
+
+/// How a Tessera server says why it asks again (the question's message ends with it).
+const NOT_ACCEPTED: &str = "(The previous answer was not accepted: ";
 
 impl CliElicitor {
     /// An elicitor over `script`; `interactive` when stdin and stderr are a terminal.
@@ -30,6 +42,7 @@ impl CliElicitor {
             interactive,
             has_script,
             refused: AtomicBool::new(false),
+            sent: Mutex::default(),
         }
     }
 
@@ -62,8 +75,24 @@ impl CliElicitor {
         ))
     }
 
-    fn scripted(&self, key: &str) -> Option<Result<ElicitResult, ClientError>> {
-        self.script.answer_for(key).map(|a| Ok(a.to_result()))
+    /// The script's answer to `key`, or the rejection of one already sent.
+    fn scripted(&self, key: &str, message: &str) -> Option<Result<ElicitResult, ClientError>> {
+        let answer = self.script.answer_for(key)?;
+        let first = self
+            .sent
+            .lock()
+            .map_or(true, |mut sent| sent.insert(key.to_owned()));
+        if first {
+            return Some(Ok(answer.to_result()));
+        }
+        let reason = match message.split_once(NOT_ACCEPTED) {
+            Some((_, why)) => why.trim_end().trim_end_matches(')').to_owned(),
+            None => format!("it asked again: {message:?}"),
+        };
+        Some(Err(ClientError::AnswerRejected {
+            key: key.to_owned(),
+            reason,
+        }))
     }
 }
 
@@ -85,7 +114,7 @@ impl Elicitor for CliElicitor {
         params: &'a ElicitFormParams,
     ) -> BoxFuture<'a, Result<ElicitResult, ClientError>> {
         Box::pin(async move {
-            let result = match self.scripted(key) {
+            let result = match self.scripted(key, &params.message) {
                 Some(r) => r,
                 None if self.interactive => prompt_form::ask_form(server, key, params),
                 None => Err(Self::no_way_to_ask(key, &params.message)),

@@ -435,3 +435,51 @@ fn call_completes_the_flow_against_the_counter_worker_under_workerd() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(r.stdout.trim(), "Counter increased by 5; next value is 15");
 }
+
+/// A server that asks again, saying why, when an answer does not fit (the
+/// library's default; the counter itself cancels instead).
+fn asking_again_url() -> &'static str {
+    static URL: OnceLock<String> = OnceLock::new();
+    URL.get_or_init(|| {
+        support::serve_on_thread(|| {
+            let key =
+                tessera_state::StateKey::from_secret_str("cli-tests-key-0123456789abcdef0123")
+                    .unwrap();
+            let codec = tessera_state::RequestStateCodec::new(
+                tessera_state::KeyRing::new("k1", key).unwrap(),
+            );
+            let tool = tessera_server::ToolDef::new(
+                "increase-counter",
+                |ctx, args: counter::CounterArgs| {
+                    counter::increase_counter(ctx, tessera_server::Arguments(args))
+                },
+            )
+            .asks();
+            let builder = tessera_server::McpServer::builder("asks-again", "1.0.0");
+            builder.request_state(codec).tool(tool).build().unwrap()
+        })
+    })
+}
+
+/// A scripted answer the server does not accept is not sent again until
+/// `--max-rounds` runs out: the first rejection ends the call with exit 5
+/// and the server's reason.
+#[test]
+fn a_rejected_scripted_answer_exits_5_with_the_reason() {
+    let r = tessera(&[
+        "call",
+        asking_again_url(),
+        "increase-counter",
+        "current=10",
+        "--answer",
+        "amount.amount=five",
+    ]);
+    assert_eq!(r.code, 5, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("did not accept the scripted answer to input request 'amount'")
+            && r.stderr.contains("expected a number"),
+        "{}",
+        r.stderr
+    );
+}

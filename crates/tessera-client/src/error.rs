@@ -43,6 +43,15 @@ pub enum ClientError {
         /// Its method.
         method: String,
     },
+    /// The server asked again for input it had been given a scripted answer
+    /// to: the answer was not accepted, and sending it again would not change that.
+    #[error("the server did not accept the scripted answer to input request '{key}': {reason}")]
+    AnswerRejected {
+        /// The input request's key.
+        key: String,
+        /// Why, as the server said it (or the question asked again).
+        reason: String,
+    },
     /// The elicitor failed or gave up (e.g. no terminal to ask on).
     #[error("elicitation failed: {0}")]
     Elicitation(String),

@@ -42,7 +42,10 @@ pub(crate) fn expand(role: Role, args: TokenStream, item: TokenStream) -> syn::R
 /// The derives of `wanted` the item does not already list in a
 /// `#[derive(..)]` below the macro (compared by their last path segment, so
 /// `Debug`, `std::fmt::Debug` and `serde::Deserialize` all count).
-pub(crate) fn missing_derives(attrs: &[syn::Attribute], wanted: Vec<TokenStream>) -> Vec<TokenStream> {
+pub(crate) fn missing_derives(
+    attrs: &[syn::Attribute],
+    wanted: Vec<TokenStream>,
+) -> Vec<TokenStream> {
     let mut listed = Vec::new();
     for attr in attrs.iter().filter(|a| a.path().is_ident("derive")) {
         let _ = attr.parse_nested_meta(|meta| {

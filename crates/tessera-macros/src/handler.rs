@@ -145,7 +145,13 @@ pub(crate) fn expand(kind: Kind, args: TokenStream, item: TokenStream) -> syn::R
     let mut uri_is_template = false;
     let (target, build) = match kind {
         Kind::Tool => {
-            args.only(&["name", "title", "on_refusal", "refuse_invalid", "single_use"])?;
+            args.only(&[
+                "name",
+                "title",
+                "on_refusal",
+                "refuse_invalid",
+                "single_use",
+            ])?;
             let name = args.string("name")?.unwrap_or_else(|| fn_name.to_string());
             let title = args.string("title")?.map(|t| quote!(.title(#t)));
             let refusal = args.expr("on_refusal").map(|e| quote!(.on_refusal(#e)));

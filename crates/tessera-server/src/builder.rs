@@ -332,7 +332,8 @@ impl McpServerBuilder {
         let asking = (self.tools.iter().find(|t| t.asks))
             .map(|t| format!("tool {:?}", t.tool.name))
             .or_else(|| {
-                (self.prompts.iter().find(|p| p.asks)).map(|p| format!("prompt {:?}", p.prompt.name))
+                (self.prompts.iter().find(|p| p.asks))
+                    .map(|p| format!("prompt {:?}", p.prompt.name))
             })
             .or_else(|| {
                 (self.resources.iter().find(|r| r.asks))

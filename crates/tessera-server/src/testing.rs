@@ -223,7 +223,11 @@ impl Finished<CallToolResult> {
 impl Finished<GetPromptResult> {
     /// The text of the prompt's messages, joined by newlines.
     pub fn text(&self) -> String {
-        let texts = self.result.messages.iter().filter_map(|m| m.content.as_text());
+        let texts = self
+            .result
+            .messages
+            .iter()
+            .filter_map(|m| m.content.as_text());
         texts.collect::<Vec<_>>().join("\n")
     }
 }
@@ -410,7 +414,10 @@ impl TestClient {
     /// A call of the tool `name` with `arguments` (a typed arguments value,
     /// `json!({..})`, or `()` for none); script its answers, then run it.
     pub fn call(&self, name: &str, arguments: impl serde::Serialize) -> Call<'_, CallToolResult> {
-        self.flow("tools/call", json!({"name": name, "arguments": object_of(arguments)}))
+        self.flow(
+            "tools/call",
+            json!({"name": name, "arguments": object_of(arguments)}),
+        )
     }
 
     /// Getting the prompt `name` with `arguments` (strings; typed, `json!({..})` or `()`).
@@ -419,7 +426,10 @@ impl TestClient {
         name: &str,
         arguments: impl serde::Serialize,
     ) -> Call<'_, GetPromptResult> {
-        self.flow("prompts/get", json!({"name": name, "arguments": object_of(arguments)}))
+        self.flow(
+            "prompts/get",
+            json!({"name": name, "arguments": object_of(arguments)}),
+        )
     }
 
     /// Reading the resource at `uri`.
@@ -444,7 +454,12 @@ impl TestClient {
                     format!("{method}: params must be a JSON object, not {other}"),
                 ));
             }
-            Err(e) => return Err(ErrorObject::new(tessera_protocol::INVALID_PARAMS, e.to_string())),
+            Err(e) => {
+                return Err(ErrorObject::new(
+                    tessera_protocol::INVALID_PARAMS,
+                    e.to_string(),
+                ));
+            }
         };
         let meta = params
             .entry("_meta")

@@ -24,14 +24,12 @@ struct Pipe {
 fn server() -> Arc<tessera_server::McpServer> {
     let key = StateKey::from_secret_str("a test secret that is at least 32 bytes long").unwrap();
     let codec = RequestStateCodec::new(KeyRing::new("k1", key).unwrap());
-    let tool = tessera_server::ToolDef::new(
-        "increase-counter",
-        |ctx, args: counter::CounterArgs| {
+    let tool =
+        tessera_server::ToolDef::new("increase-counter", |ctx, args: counter::CounterArgs| {
             counter::increase_counter(ctx, tessera_server::Arguments(args))
-        },
-    )
-    .on_refusal(counter::CANCELLED)
-    .asks();
+        })
+        .on_refusal(counter::CANCELLED)
+        .asks();
     let builder = tessera_server::McpServer::builder(counter::SERVER_NAME, "1.0.0");
     Arc::new(builder.request_state(codec).tool(tool).build().unwrap())
 }

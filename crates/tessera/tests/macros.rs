@@ -328,17 +328,25 @@ fn a_handler_taking_a_context_needs_a_ticket_codec_to_build() {
         .build()
         .unwrap_err()
         .to_string();
-    assert!(err.contains("tool \"order-shirts\" takes a Context"), "{err}");
+    assert!(
+        err.contains("tool \"order-shirts\" takes a Context"),
+        "{err}"
+    );
     assert!(
         err.contains(".request_state(codec)") && err.contains(".without_request_state()"),
         "{err}"
     );
-    assert!(McpServer::builder("calc", "1.0.0").tool(add_tool()).build().is_ok());
+    assert!(
+        McpServer::builder("calc", "1.0.0")
+            .tool(add_tool())
+            .build()
+            .is_ok()
+    );
     assert!(
         McpServer::builder("shop", "1.0.0")
             .with_state(Shop {
-            orders: Arc::default(),
-        })
+                orders: Arc::default(),
+            })
             .tool(order_tool())
             .without_request_state()
             .build()
@@ -373,5 +381,6 @@ fn derives_the_author_lists_are_kept() {
     assert_eq!(format!("{:?}", gate.clone().go), "Yes");
     assert_eq!(YesNo::No, YesNo::No.clone());
     assert_eq!(<Gate as tessera::Form>::KEY, "gate");
-    let _: Gate = serde_json::from_value(json!({"ticket": "T", "rollout": 5, "go": "Yes"})).unwrap();
+    let _: Gate =
+        serde_json::from_value(json!({"ticket": "T", "rollout": 5, "go": "Yes"})).unwrap();
 }

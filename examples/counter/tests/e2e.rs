@@ -320,7 +320,10 @@ fn the_initialize_era_is_refused_unless_served() {
     let body = r.json();
     assert_eq!(body["error"]["code"], -32022, "{body}");
     let message = body["error"]["message"].as_str().unwrap_or_default();
-    assert!(message.starts_with("Unsupported protocol version: 2025-11-25"), "{message}");
+    assert!(
+        message.starts_with("Unsupported protocol version: 2025-11-25"),
+        "{message}"
+    );
     assert_eq!(
         body["error"]["data"],
         json!({"supported": ["2026-07-28"], "requested": "2025-11-25"})

@@ -342,7 +342,9 @@ impl McpServer {
             // An invalid answer the handler passes on is asked for again, the
             // reason in the question (unless the tool refuses it); declines
             // and cancels end the call.
-            Err(HandlerError(Kind::Interrupt(Interrupt::Invalid { .. }))) if !call.refuse_invalid => {
+            Err(HandlerError(Kind::Interrupt(Interrupt::Invalid { .. })))
+                if !call.refuse_invalid =>
+            {
                 Err(())
             }
             Err(other) => (call.on_error)(other).map(Ok)?,

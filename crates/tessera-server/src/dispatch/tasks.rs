@@ -368,7 +368,9 @@ async fn drive(
             // Questions: the same rule as a call's rounds (an invalid answer
             // is asked again, the reason in the question, unless the tool refuses it).
             Err(HandlerError(Kind::Interrupt(Interrupt::InputRequired))) => None,
-            Err(HandlerError(Kind::Interrupt(Interrupt::Invalid { .. }))) if !tool.refuse_invalid => {
+            Err(HandlerError(Kind::Interrupt(Interrupt::Invalid { .. })))
+                if !tool.refuse_invalid =>
+            {
                 None
             }
             Err(error) => Some(error),

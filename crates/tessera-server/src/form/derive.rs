@@ -164,7 +164,10 @@ mod tests {
         assert_eq!(names, ["ticket", "rolloutPercent", "approve", "aNote"]);
         let wire = serde_json::to_string(&form).unwrap();
         let at = |k: &str| wire.find(&format!("\"{k}\":")).unwrap();
-        assert!(at("ticket") < at("rolloutPercent") && at("approve") < at("aNote"), "{wire}");
+        assert!(
+            at("ticket") < at("rolloutPercent") && at("approve") < at("aNote"),
+            "{wire}"
+        );
     }
 
     #[test]
