@@ -364,6 +364,28 @@ fn the_initialize_era_is_refused_unless_served() {
     );
 }
 
+/// The Startup chapter's flag table is where a user looks: every flag
+/// `counter --help` prints is in it.
+#[test]
+fn every_flag_of_the_help_is_in_the_startup_chapter() {
+    const STARTUP: &str = include_str!("../../../crates/tessera/docs/startup.md");
+    let out = Command::new(env!("CARGO_BIN_EXE_counter"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    let flags: std::collections::BTreeSet<&str> = help
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+        .filter(|w| w.starts_with("--") && w.len() > 2 && *w != "--help")
+        .collect();
+    assert!(flags.len() >= 10, "{help}");
+    let missing: Vec<&&str> = flags
+        .iter()
+        .filter(|f| !STARTUP.contains(&format!("`{f}")) && !STARTUP.contains(&format!(" {f} ")))
+        .collect();
+    assert!(missing.is_empty(), "not in docs/startup.md: {missing:?}");
+}
+
 #[test]
 fn an_expired_ticket_is_refused() {
     let server = start(&["--ttl", "1"]);
