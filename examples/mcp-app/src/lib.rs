@@ -64,17 +64,13 @@ fn counter_result(value: f64) -> CallToolResult {
 
 /// Shows the counter in an interactive view
 #[tessera::tool(name = "counter-view")]
-pub async fn counter_view(
-    _ctx: Context,
-    Arguments(ViewArgs { current }): Arguments<ViewArgs>,
-) -> CallToolResult {
+pub async fn counter_view(Arguments(ViewArgs { current }): Arguments<ViewArgs>) -> CallToolResult {
     counter_result(current)
 }
 
 /// Adds to the counter (called by the counter view)
 #[tessera::tool(name = "counter-step")]
 pub async fn counter_step(
-    _ctx: Context,
     Arguments(StepArgs { current, by }): Arguments<StepArgs>,
 ) -> CallToolResult {
     counter_result(current + by)
