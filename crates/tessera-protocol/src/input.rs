@@ -123,6 +123,16 @@ impl InputRequest {
             Self::ListRoots(_) => ROOTS_LIST,
         }
     }
+
+    /// The message a person reads for this request: a form's or a URL
+    /// elicitation's; `None` for sampling and roots.
+    pub fn message(&self) -> Option<&str> {
+        match self {
+            Self::Elicit(ElicitRequestParams::Form(form)) => Some(&form.message),
+            Self::Elicit(ElicitRequestParams::Url(url)) => Some(&url.message),
+            Self::Sample(_) | Self::ListRoots(_) => None,
+        }
+    }
 }
 
 impl Serialize for InputRequest {

@@ -43,6 +43,7 @@ mod prompts;
 mod resources;
 mod result;
 mod roots;
+pub mod rounds;
 mod sampling;
 mod schema_validator;
 pub mod sse;

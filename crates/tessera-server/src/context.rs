@@ -104,7 +104,9 @@ impl Context {
         carried: Option<Value>,
         task: TaskMode,
     ) -> Self {
-        let crate::incoming::Incoming { id, meta, facts } = incoming;
+        let crate::incoming::Incoming {
+            id, meta, facts, ..
+        } = incoming;
         Self {
             inner: Arc::new(Inner {
                 id,

@@ -10,4 +10,7 @@ pub(crate) struct Incoming {
     /// Boxed: the envelope is large and moves through several futures.
     pub(crate) meta: Box<RequestMeta>,
     pub(crate) facts: RequestFacts,
+    /// A round that asks is kept unsealed ([`Json::Kept`](crate::result_json::Json::Kept))
+    /// for the era edge, instead of sealed into a ticket for the client.
+    pub(crate) keep_rounds: bool,
 }

@@ -206,7 +206,6 @@ impl crate::McpServer {
                 method: name.to_owned(),
             });
         };
-        let legacy = incoming.facts.era.is_legacy();
         let ctx = Context::new(
             incoming,
             name,
@@ -217,7 +216,7 @@ impl crate::McpServer {
             crate::context::TaskMode::Synchronous,
         );
         let mut result = handler(ctx, without_meta(params)).await?;
-        if !legacy && let Some(o) = result.as_object_mut() {
+        if let Some(o) = result.as_object_mut() {
             o.entry("resultType").or_insert_with(|| "complete".into());
         }
         Ok(result)

@@ -3,11 +3,13 @@
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-/// A result on its way out: built as a value (lists, discovery, legacy), or
-/// already serialised with its `_meta` (the multi round-trip methods).
+/// A result on its way out: built as a value (lists, discovery, results
+/// the era edge reshapes), already serialised with its `_meta` (the multi
+/// round-trip methods), or a round that asks, kept unsealed for the era edge.
 pub(crate) enum Json {
     Value(Value),
     Raw(Box<RawValue>),
+    Kept(Box<crate::dispatch::KeptRound>),
 }
 
 /// Whether a serialised result asks for input (our `InputRequiredResult`

@@ -91,10 +91,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
 use serde_json::{Map, Value, json};
+use tessera_protocol::rounds::{RoundDriver, Step, TooManyRounds, reply_of};
 use tessera_protocol::{
-    CallToolResult, ClientCapabilities, ElicitResult, ErrorObject, GetPromptResult, InputRequest,
-    InputRequests, JsonRpcRequest, LATEST_PROTOCOL_VERSION, Prompt, ReadResourceResult, RequestId,
-    Resource, Tool,
+    CallToolResult, ClientCapabilities, ElicitResult, ErrorObject, GetPromptResult, InputRequests,
+    JsonRpcRequest, LATEST_PROTOCOL_VERSION, Prompt, ReadResourceResult, RequestId, Resource, Tool,
 };
 
 use crate::{AuthInfo, BuildError, Form, McpServer, McpServerBuilder, RequestFacts};
@@ -203,7 +203,7 @@ impl<R> Finished<R> {
 
     /// The message of the question asked under `key` in `round` (1-based), if a form or URL asked it.
     pub fn question(&self, round: usize, key: &str) -> Option<&str> {
-        message_of(self.asked.get(round.checked_sub(1)?)?.get(key)?)
+        self.asked.get(round.checked_sub(1)?)?.get(key)?.message()
     }
 }
 
@@ -282,43 +282,38 @@ impl<R: serde::de::DeserializeOwned> Call<'_, R> {
         self.answer(F::KEY, Answer::Cancel)
     }
 
-    /// Runs the flow to its complete result.
+    /// Runs the flow to its complete result, on the shared round driver.
     pub async fn run(mut self) -> Result<Finished<R>, TestError> {
-        let mut asked = Vec::new();
-        let mut params = self.params.clone();
+        let method = self.method;
+        let unreadable = |problem: String| TestError::Result {
+            method: method.to_owned(),
+            problem,
+        };
+        let mut driver = RoundDriver::<String>::new(self.client.max_rounds);
         loop {
-            let value = self
-                .client
-                .request(self.method, params.clone())
-                .await
-                .map_err(|error| TestError::Rpc {
-                    method: self.method.to_owned(),
+            let mut params = self.params.clone();
+            let retry = driver.next_request().map_err(too_many)?;
+            retry.add_to(&mut params);
+            let value =
+                (self.client.request(method, params).await).map_err(|error| TestError::Rpc {
+                    method: method.to_owned(),
                     error,
-                    rounds: asked.clone(),
+                    rounds: driver.asked().to_vec(),
                 })?;
-            if value.get("resultType").and_then(Value::as_str) != Some("input_required") {
-                let result = serde_json::from_value(value).map_err(|e| TestError::Result {
-                    method: self.method.to_owned(),
-                    problem: e.to_string(),
-                })?;
-                return Ok(Finished { result, asked });
-            }
-            let questions: InputRequests = value
-                .get(tessera_protocol::INPUT_REQUESTS)
-                .cloned()
-                .map(serde_json::from_value)
-                .transpose()
-                .map_err(|e| TestError::Result {
-                    method: self.method.to_owned(),
-                    problem: format!("inputRequests: {e}"),
-                })?
-                .unwrap_or_default();
-            if asked.len() + 1 >= self.client.max_rounds {
-                return Err(TestError::TooManyRounds {
-                    rounds: asked.len() + 1,
-                    last: questions.keys().cloned().collect(),
-                });
-            }
+            let reply = reply_of(value).map_err(|e| unreadable(e.0))?;
+            let questions = match driver.receive(reply).map_err(too_many)? {
+                Step::Done(value) | Step::Task(value) => {
+                    let result =
+                        serde_json::from_value(value).map_err(|e| unreadable(e.to_string()))?;
+                    return Ok(Finished {
+                        result,
+                        asked: driver.into_asked(),
+                    });
+                }
+                // The kit does not wait: a test's server that only carries state is retried at once.
+                Step::Pause(_) => continue,
+                Step::Ask(questions) => questions,
+            };
             let mut responses = Map::new();
             for (key, question) in &questions {
                 let answer = self
@@ -326,25 +321,22 @@ impl<R: serde::de::DeserializeOwned> Call<'_, R> {
                     .get_mut(key)
                     .and_then(VecDeque::pop_front)
                     .ok_or_else(|| TestError::Unanswered {
-                        round: asked.len() + 1,
+                        round: driver.rounds(),
                         key: key.clone(),
-                        question: message_of(question).unwrap_or(question.method()).to_owned(),
+                        question: question.message().unwrap_or(question.method()).to_owned(),
                     })?;
                 responses.insert(key.clone(), answer.into_response());
             }
-            params = self.params.clone();
-            params.insert(
-                tessera_protocol::INPUT_RESPONSES.into(),
-                Value::Object(responses),
-            );
-            if let Some(state) = value
-                .get(tessera_protocol::REQUEST_STATE)
-                .filter(|s| s.is_string())
-            {
-                params.insert(tessera_protocol::REQUEST_STATE.into(), state.clone());
-            }
-            asked.push(questions);
+            driver.answer(responses);
         }
+    }
+}
+
+/// The round limit reached: how many rounds ran, and what the last asked.
+fn too_many(e: TooManyRounds) -> TestError {
+    TestError::TooManyRounds {
+        rounds: e.rounds,
+        last: e.last.keys().cloned().collect(),
     }
 }
 
@@ -545,16 +537,5 @@ fn object_of(arguments: impl serde::Serialize) -> Value {
     match serde_json::to_value(arguments) {
         Ok(Value::Null) | Err(_) => Value::Object(Map::new()),
         Ok(other) => other,
-    }
-}
-
-/// The message a person reads for `question`, when it has one.
-fn message_of(question: &InputRequest) -> Option<&str> {
-    match question {
-        InputRequest::Elicit(tessera_protocol::ElicitRequestParams::Form(form)) => {
-            Some(&form.message)
-        }
-        InputRequest::Elicit(tessera_protocol::ElicitRequestParams::Url(url)) => Some(&url.message),
-        _ => None,
     }
 }

@@ -12,11 +12,10 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 use tessera_protocol::{
     CallToolResult, DiscoverResult, ElicitRequestParams, ErrorObject, GetPromptResult,
-    INPUT_KEY_META_KEY, INTERNAL_ERROR, Implementation, InputRequest, InputRequests,
-    InputRequiredResult, JsonObject, JsonRpcNotification, JsonRpcRequest, JsonRpcVersion,
-    LATEST_PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSIONS, METHOD_NOT_FOUND, Prompt,
-    ReadResourceResult, RequestId, RequestMeta, Resource, ResultType, STATELESS_PROTOCOL_VERSIONS,
-    SubscriptionFilter, Tool, UNSUPPORTED_PROTOCOL_VERSION,
+    INPUT_KEY_META_KEY, INTERNAL_ERROR, Implementation, InputRequest, InputRequests, JsonObject,
+    JsonRpcNotification, JsonRpcRequest, JsonRpcVersion, LATEST_PROTOCOL_VERSION,
+    LEGACY_PROTOCOL_VERSIONS, METHOD_NOT_FOUND, Prompt, ReadResourceResult, RequestId, RequestMeta,
+    Resource, STATELESS_PROTOCOL_VERSIONS, SubscriptionFilter, Tool, UNSUPPORTED_PROTOCOL_VERSION,
 };
 
 use crate::http_transport::{HttpTransport, Mirrored};

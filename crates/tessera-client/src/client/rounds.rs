@@ -2,6 +2,7 @@
 //! elicitor's answers until they complete; questions a server pushes.
 
 use super::*;
+use tessera_protocol::rounds::{RoundDriver, Step, TooManyRounds, reply_of};
 
 impl McpClient {
     /// Calls a tool, answering input requests until the result is complete; returns the raw result.
@@ -100,56 +101,47 @@ impl McpClient {
         Self::parse("resources/read", v)
     }
 
-    /// The multi round-trip loop: retry with a new id, the same params, the
-    /// answers for exactly the keys asked, and the ticket echoed unchanged.
+    /// The multi round-trip loop, driven by the shared round driver: retry
+    /// with a new id, the same params, the answers for exactly the keys
+    /// asked, and the ticket echoed unchanged.
     pub(super) async fn run_rounds(
         &self,
         method: &str,
         base: JsonObject,
     ) -> Result<Value, ClientError> {
-        let mut responses: Option<JsonObject> = None;
-        let mut state: Option<String> = None;
-        let mut asked = Vec::new();
-        for round in 1..=self.max_rounds {
+        let mut driver = RoundDriver::<String>::new(self.max_rounds);
+        loop {
             let mut params = base.clone();
-            if let Some(r) = responses.take() {
-                params.insert(tessera_protocol::INPUT_RESPONSES.into(), Value::Object(r));
-            }
-            if let Some(s) = state.take() {
-                params.insert(tessera_protocol::REQUEST_STATE.into(), Value::String(s));
-            }
+            driver
+                .next_request()
+                .map_err(|e| self.too_many(e))?
+                .add_to(&mut params);
             let result = self.request(method, params).await?;
-            match ResultType::of(&result).map_err(|e| ClientError::Protocol(e.to_string()))? {
-                ResultType::Complete => return Ok(result),
-                ResultType::Task if method == "tools/call" => {
+            let reply = reply_of(result).map_err(|e| ClientError::Protocol(e.to_string()))?;
+            match driver.receive(reply).map_err(|e| self.too_many(e))? {
+                Step::Done(result) => return Ok(result),
+                Step::Task(result) if method == "tools/call" => {
                     return self.follow_task(result).await;
                 }
-                ResultType::Task => {
+                Step::Task(_) => {
                     return Err(ClientError::Protocol(format!(
                         "{method} answered with a task; only tools/call may"
                     )));
                 }
-                ResultType::InputRequired => {
-                    let ir: InputRequiredResult = Self::parse(method, result)?;
-                    state = ir.request_state;
-                    match ir.input_requests.filter(|r| !r.is_empty()) {
-                        Some(requests) => {
-                            asked = requests
-                                .iter()
-                                .map(|(key, request)| (key.clone(), question_message(request)))
-                                .collect();
-                            responses = Some(self.answer(&requests).await?);
-                        }
-                        // Nothing to ask: the server wants another round with its state; back off a little.
-                        None => tokio::time::sleep(Duration::from_millis(50 * round as u64)).await,
-                    }
-                }
+                Step::Ask(requests) => driver.answer(self.answer(&requests).await?),
+                Step::Pause(pause) => tokio::time::sleep(pause).await,
             }
         }
-        Err(ClientError::TooManyRounds {
+    }
+
+    /// The round limit reached, with what the last round asked.
+    fn too_many(&self, e: TooManyRounds) -> ClientError {
+        ClientError::TooManyRounds {
             rounds: self.max_rounds,
-            asked,
-        })
+            asked: (e.last.iter())
+                .map(|(key, request)| (key.clone(), request.message().map(str::to_owned)))
+                .collect(),
+        }
     }
 
     pub(super) async fn answer(&self, requests: &InputRequests) -> Result<JsonObject, ClientError> {
@@ -236,7 +228,7 @@ pub(super) fn push_handler(
                 serde_json::from_value(json!({"method": method, "params": params})).map_err(
                     |e| ErrorObject::new(METHOD_NOT_FOUND, format!("cannot answer {method}: {e}")),
                 )?;
-            let Some(_answering) = bound.pushed(&key, question_message(&request)) else {
+            let Some(_answering) = bound.pushed(&key, request.message().map(str::to_owned)) else {
                 return Err(ErrorObject::new(
                     INTERNAL_ERROR,
                     "the client answers no more pushed requests in this call (its round limit)",
@@ -252,13 +244,4 @@ pub(super) fn push_handler(
             }
         })
     })
-}
-
-/// The message a person reads for `request`, when it has one.
-fn question_message(request: &InputRequest) -> Option<String> {
-    match request {
-        InputRequest::Elicit(ElicitRequestParams::Form(form)) => Some(form.message.clone()),
-        InputRequest::Elicit(ElicitRequestParams::Url(url)) => Some(url.message.clone()),
-        _ => None,
-    }
 }

@@ -16,13 +16,11 @@ mod changes;
 mod relay;
 mod session;
 
-use std::time::Duration;
-
 use serde_json::{Map, Value, json};
+use tessera_protocol::rounds::{Reply, RoundDriver, Step};
 use tessera_protocol::{
-    CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, INPUT_KEY_META_KEY, INPUT_REQUESTS, INPUT_RESPONSES,
-    JsonRpcRequest, JsonRpcVersion, LATEST_PROTOCOL_VERSION, LOG_LEVEL_KEY, LoggingLevel,
-    PROTOCOL_VERSION_KEY, REQUEST_STATE, ResultType,
+    ClientCapabilities, INPUT_KEY_META_KEY, INPUT_RESPONSES, InputRequest, LoggingLevel,
+    REQUEST_STATE,
 };
 
 pub use asker::{Asker, PeerFailure};
@@ -31,8 +29,9 @@ pub use session::{
     LegacySession, MAX_SESSION_JSON_BYTES, OpenedSession, SESSION_LIFETIME, SessionError,
 };
 
+use crate::dispatch::{Json, KeptRound, check_capabilities};
 use crate::intake::Request;
-use crate::{Handled, McpServer, RequestFacts, ServerError, to_legacy_shape};
+use crate::{Handled, McpServer, RequestFacts, ServerError};
 
 /// Most rounds the bridge runs for one call unless told otherwise: 16.
 pub const DEFAULT_MAX_ROUNDS: usize = 16;
@@ -44,6 +43,11 @@ pub fn requested_log_level(request: &Request) -> Option<LoggingLevel> {
         return None;
     }
     serde_json::from_value(request.params.get("level")?.clone()).ok()
+}
+
+/// The error of a call whose handler kept asking past the round limit.
+fn too_many(method: &str, max_rounds: usize) -> String {
+    format!("{method}: the handler asked for input more than {max_rounds} times in one call")
 }
 
 /// Methods whose handlers may ask for input: the ones the bridge serves.
@@ -72,33 +76,27 @@ pub struct Bridge<'a> {
 impl Bridge<'_> {
     /// Serves `request` to the end: its result in the old shape, or its
     /// error; `None` when the client went away mid-call.
-    pub async fn serve(self, request: Request) -> Option<Handled> {
+    ///
+    /// Each round is dispatched with its rounds kept: the questions come
+    /// back as the handler asked them and the next round's state as a value
+    /// the bridge holds (never sealed: it never leaves the server), on the
+    /// round driver every client of the protocol uses.
+    pub async fn serve(self, mut request: Request) -> Option<Handled> {
         let (id, method) = (request.id.clone(), request.method.clone());
-        let mut params = match request.into_params() {
-            Some(Value::Object(o)) => o,
-            _ => Map::new(),
-        };
         // The bridge owns the round trip: nothing of a client's own is retried.
-        params.remove(REQUEST_STATE);
-        params.remove(INPUT_RESPONSES);
-        let mut meta = match params.remove("_meta") {
-            Some(Value::Object(o)) => o,
-            _ => Map::new(),
-        };
-        meta.insert(PROTOCOL_VERSION_KEY.into(), json!(LATEST_PROTOCOL_VERSION));
-        meta.insert(
-            CLIENT_CAPABILITIES_KEY.into(),
-            self.session.capabilities.clone(),
-        );
-        if let Some(info) = &self.session.client_info {
-            meta.insert(CLIENT_INFO_KEY.into(), info.clone());
-        }
-        // The old era sets the level once per session; the handler reads it per request.
-        meta.entry(LOG_LEVEL_KEY)
-            .or_insert_with(|| json!(self.log_level));
-        params.insert("_meta".into(), Value::Object(meta));
-        let mut facts = self.facts.clone();
-        facts.era = crate::Era::Modern;
+        request.params.remove(REQUEST_STATE);
+        request.params.remove(INPUT_RESPONSES);
+        let capabilities: ClientCapabilities =
+            serde_json::from_value(self.session.capabilities.clone()).unwrap_or_default();
+        let client_info =
+            (self.session.client_info.clone()).and_then(|info| serde_json::from_value(info).ok());
+        let caps = capabilities.clone();
+        request.stand_in_envelope(|meta| {
+            crate::legacy::stand_in(meta, Some(caps), client_info);
+            // The old era sets the level once per session; the handler reads it per request.
+            meta.log_level.get_or_insert(self.log_level);
+        });
+        let (params, envelope) = request.into_parts();
         let failed = |message: String| {
             Some(Handled {
                 id: id.clone(),
@@ -106,101 +104,102 @@ impl Bridge<'_> {
             })
         };
 
-        let mut retry: Option<(Value, Map<String, Value>)> = None;
-        for attempt in 1..=self.max_rounds {
-            let mut round = params.clone();
-            if let Some((state, answers)) = retry.take() {
-                round.insert(REQUEST_STATE.into(), state);
-                round.insert(INPUT_RESPONSES.into(), Value::Object(answers));
-            }
-            let handled = self
-                .server
-                .handle(
-                    JsonRpcRequest {
-                        jsonrpc: JsonRpcVersion,
-                        id: id.clone(),
-                        method: method.clone(),
-                        params: Some(Value::Object(round)),
-                    },
-                    facts.clone(),
-                )
-                .await;
-            let Some(mut result) = handled.result_value() else {
-                // An error (or a result that does not parse back, which the server never sends).
-                return Some(handled);
+        let mut driver = RoundDriver::<Box<crate::dispatch::TicketBody>>::new(self.max_rounds);
+        loop {
+            let Ok(retry) = driver.next_request() else {
+                return failed(too_many(&method, self.max_rounds));
             };
-            match ResultType::of(&result) {
-                Ok(ResultType::InputRequired) => {}
-                _ => {
-                    to_legacy_shape(&mut result);
+            let mut round_params = params.clone();
+            if let Some(answers) = retry.input_responses {
+                round_params.insert(INPUT_RESPONSES.into(), Value::Object(answers));
+            }
+            let round =
+                Request::with_envelope(id.clone(), method.clone(), round_params, envelope.clone());
+            let mut resolved = self.server.resolve(&round, &self.facts);
+            if let Some(body) = retry.request_state {
+                resolved.keep(body);
+            }
+            let (_, out) = (self.server)
+                .dispatch(round, self.facts.clone(), resolved, true)
+                .await;
+            let reply = match out {
+                Ok(Json::Kept(kept)) => {
+                    let KeptRound {
+                        questions, body, ..
+                    } = *kept;
+                    if let Err(e) = check_capabilities(&questions, &capabilities) {
+                        return Some(Handled { id, result: Err(e) });
+                    }
+                    Reply::InputRequired {
+                        requests: questions
+                            .into_iter()
+                            .map(|(k, q)| (k, q.into_wire()))
+                            .collect(),
+                        state: Some(Box::new(body)),
+                    }
+                }
+                Ok(done) => Reply::Complete(done),
+                Err(e) => return Some(Handled { id, result: Err(e) }),
+            };
+            match driver.receive(reply) {
+                Err(_) => return failed(too_many(&method, self.max_rounds)),
+                Ok(Step::Done(done) | Step::Task(done)) => {
                     return Some(Handled {
                         id,
-                        result: serde_json::value::to_raw_value(&result).map_err(|e| {
-                            ServerError::Internal {
-                                message: format!("result cannot be serialised: {e}"),
-                            }
-                        }),
+                        result: crate::legacy::legacy_raw(done),
                     });
                 }
-            }
-            let state = result.get(REQUEST_STATE).cloned().unwrap_or(Value::Null);
-            let mut answers = Map::new();
-            let requests = match result.get_mut(INPUT_REQUESTS) {
-                Some(Value::Object(r)) => std::mem::take(r),
-                _ => Map::new(),
-            };
-            for (key, asked) in requests {
-                match self.ask(&key, asked).await {
-                    Ok(answer) => {
-                        answers.insert(key, answer);
-                    }
-                    Err(PeerFailure::Closed) => return None,
-                    Err(PeerFailure::TimedOut(waited)) => {
-                        return failed(format!(
-                            "the client did not answer input request '{key}' within {waited:?}"
-                        ));
-                    }
-                    Err(PeerFailure::Malformed(problem)) => {
-                        return failed(format!("{method}: {problem}"));
-                    }
-                    Err(PeerFailure::Error(e)) => {
-                        return failed(format!(
-                            "the client failed input request '{key}' with error {}: {}",
-                            e.code, e.message
-                        ));
+                Ok(Step::Pause(pause)) => {
+                    // Nothing asked: the handler wants another round with its state.
+                    if let Some(runtime) = &self.facts.tasks {
+                        runtime.sleep(pause).await;
                     }
                 }
+                Ok(Step::Ask(requests)) => {
+                    let mut answers = Map::new();
+                    for (key, asked) in requests {
+                        match self.ask(&key, asked).await {
+                            Ok(answer) => {
+                                answers.insert(key, answer);
+                            }
+                            Err(PeerFailure::Closed) => return None,
+                            Err(PeerFailure::TimedOut(waited)) => {
+                                return failed(format!(
+                                    "the client did not answer input request '{key}' within {waited:?}"
+                                ));
+                            }
+                            Err(PeerFailure::Malformed(problem)) => {
+                                return failed(format!("{method}: {problem}"));
+                            }
+                            Err(PeerFailure::Error(e)) => {
+                                return failed(format!(
+                                    "the client failed input request '{key}' with error {}: {}",
+                                    e.code, e.message
+                                ));
+                            }
+                        }
+                    }
+                    driver.answer(answers);
+                }
             }
-            if answers.is_empty()
-                && let Some(runtime) = &facts.tasks
-            {
-                // Nothing asked: the handler wants another round with its state; back off a little.
-                runtime
-                    .sleep(Duration::from_millis(50 * attempt as u64))
-                    .await;
-            }
-            retry = Some((state, answers));
         }
-        failed(format!(
-            "{method}: the handler asked for input more than {} times in one call",
-            self.max_rounds
-        ))
     }
 
-    /// Puts one input request (`{method, params}`) to the client as the request it is.
-    async fn ask(&self, key: &str, asked: Value) -> Result<Value, PeerFailure> {
-        let method = asked
-            .get("method")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
-        let (Value::Object(mut asked), Some(method)) = (asked, method) else {
-            return Err(PeerFailure::Malformed(format!(
-                "input request '{key}' has no method"
-            )));
+    /// Puts one input request to the client as the request it is.
+    async fn ask(&self, key: &str, asked: InputRequest) -> Result<Value, PeerFailure> {
+        let method = asked.method();
+        let params = match asked {
+            InputRequest::Elicit(p) => serde_json::to_value(p),
+            InputRequest::Sample(p) => serde_json::to_value(p),
+            InputRequest::ListRoots(p) => Ok(Value::Object(p.unwrap_or_default())),
         };
-        let mut params = match asked.remove("params") {
-            Some(Value::Object(p)) => p,
-            _ => Map::new(),
+        let mut params = match params {
+            Ok(Value::Object(p)) => p,
+            _ => {
+                return Err(PeerFailure::Malformed(format!(
+                    "input request '{key}' cannot be written"
+                )));
+            }
         };
         if method == tessera_protocol::ELICITATION_CREATE
             && !self.session.knows_elicitation_mode()
@@ -219,10 +218,10 @@ impl Bridge<'_> {
         let span = tracing::info_span!(
             target: "tessera::mcp",
             "mcp.question",
-            otel.name = method.as_str(),
+            otel.name = method,
             otel.kind = "client",
             otel.status_code = tracing::field::Empty,
-            mcp.method.name = method.as_str(),
+            mcp.method.name = method,
             mcp.mrtr.input_key = key,
             error.type = tracing::field::Empty,
         );
@@ -232,7 +231,7 @@ impl Bridge<'_> {
         }
         let transport = self.facts.transport.map_or("unknown", |t| t.as_str());
         let pending = crate::telemetry::metrics::PendingQuestion::new(transport);
-        let asked = self.asker.ask(&method, Value::Object(params));
+        let asked = self.asker.ask(method, Value::Object(params));
         let answered = tracing::Instrument::instrument(asked, span.clone()).await;
         drop(pending);
         if let Err(failure) = &answered {

@@ -10,7 +10,7 @@ use crate::ServerError;
 use crate::question::Question;
 
 /// Refuses input requests the client's capabilities do not cover (-32021), naming all of them.
-pub(super) fn check_capabilities(
+pub(crate) fn check_capabilities(
     requests: &IndexMap<String, Question>,
     caps: &ClientCapabilities,
 ) -> Result<(), ServerError> {

@@ -19,18 +19,19 @@ mod round_trip;
 mod tasks;
 mod ticket;
 
+pub(crate) use capability_check::check_capabilities;
 pub use handled::Handled;
-pub(crate) use handled::Json;
+pub(crate) use handled::{Json, KeptRound};
 pub use resolve::Resolved;
+pub(crate) use ticket::TicketBody;
 
 use serde_json::{Value, json};
 use tessera_protocol::{
     DiscoverResult, JsonRpcRequest, RequestId, SERVER_INFO_KEY, STATELESS_PROTOCOL_VERSIONS,
 };
 
-use crate::legacy::to_legacy_shape;
 use crate::{McpServer, RequestFacts, ServerError};
-use handled::serialisation_failed;
+pub(crate) use handled::serialisation_failed;
 
 pub(crate) use crate::incoming::Incoming;
 
@@ -45,20 +46,33 @@ impl McpServer {
     }
 
     /// [`serve`](McpServer::serve) for a request [resolved](McpServer::resolve)
-    /// already: what it names is not looked up again.
+    /// already: what it names is not looked up again. An initialize-era
+    /// request goes through the era edge ([`crate::legacy`]); dispatch
+    /// itself speaks 2026-07-28 only.
     pub async fn serve_resolved(
+        &self,
+        request: crate::intake::Request,
+        facts: RequestFacts,
+        resolved: Resolved,
+    ) -> Handled {
+        if facts.era.is_legacy() {
+            return self.serve_initialize_era(request, facts, resolved).await;
+        }
+        let (id, out) = self.dispatch(request, facts, resolved, false).await;
+        self.handled(id, out)
+    }
+
+    /// Dispatches a 2026-07-28 request: its envelope, the middleware, the
+    /// method table. With `keep_rounds`, a round that asks comes back
+    /// unsealed and a result as a value, for the era edge to reshape.
+    pub(crate) async fn dispatch(
         &self,
         mut request: crate::intake::Request,
         facts: RequestFacts,
         resolved: Resolved,
-    ) -> Handled {
-        let legacy = facts.era.is_legacy();
-        // Initialize-era requests have no envelope to read.
-        let meta = if legacy {
-            Ok(Box::default())
-        } else {
-            request.modern_meta()
-        };
+        keep_rounds: bool,
+    ) -> (RequestId, Result<Json, ServerError>) {
+        let meta = request.modern_meta();
         let crate::intake::Request {
             id, method, params, ..
         } = request;
@@ -68,6 +82,7 @@ impl McpServer {
                     id: id.clone(),
                     meta,
                     facts,
+                    keep_rounds,
                 };
                 if self.middleware.is_empty() {
                     self.route(&method, Some(Value::Object(params)), incoming, resolved)
@@ -79,7 +94,7 @@ impl McpServer {
             }
             Err(e) => Err(e),
         };
-        self.handled(id, out, legacy)
+        (id, out)
     }
 
     /// The request through the middleware chain, then the method table.
@@ -132,14 +147,12 @@ impl McpServer {
             .await
     }
 
-    /// The response to request `id`: serialised, with `serverInfo` in a modern result's `_meta`.
-    fn handled(&self, id: RequestId, out: Result<Json, ServerError>, legacy: bool) -> Handled {
+    /// The response to request `id`: serialised, with `serverInfo` in the result's `_meta`.
+    fn handled(&self, id: RequestId, out: Result<Json, ServerError>) -> Handled {
         let result = out.and_then(|json| match json {
             Json::Raw(raw) => Ok(raw),
             Json::Value(mut value) => {
-                if legacy {
-                    to_legacy_shape(&mut value);
-                } else if let Some(o) = value.as_object_mut() {
+                if let Some(o) = value.as_object_mut() {
                     match o.get_mut("_meta").and_then(Value::as_object_mut) {
                         Some(meta) => {
                             meta.entry(SERVER_INFO_KEY)
@@ -152,6 +165,13 @@ impl McpServer {
                 }
                 serde_json::value::to_raw_value(&value).map_err(serialisation_failed)
             }
+            // Only the era edge asks for rounds kept; it never hands them here.
+            Json::Kept(round) => Err(ServerError::Internal {
+                message: format!(
+                    "{} {}: a kept round reached the wire",
+                    round.kind, round.target
+                ),
+            }),
         });
         Handled { id, result }
     }
@@ -163,8 +183,7 @@ impl McpServer {
             || self.methods.contains_key(method)
     }
 
-    /// One method table for both eras: modern requests carry `_meta` and may
-    /// discover; initialize-era ones may `initialize` and `ping`.
+    /// The method table of 2026-07-28.
     async fn route(
         &self,
         method: &str,
@@ -172,11 +191,10 @@ impl McpServer {
         incoming: Incoming,
         resolved: Resolved,
     ) -> Result<Json, ServerError> {
-        let legacy = incoming.facts.era.is_legacy();
         let value = Json::Value;
         let offered = std::sync::Arc::clone(&resolved.0.catalog);
-        match (method, legacy) {
-            ("server/discover", false) => Ok(value(json!(DiscoverResult {
+        match method {
+            "server/discover" => Ok(value(json!(DiscoverResult {
                 // The versions actually served, oldest first.
                 supported_versions: incoming
                     .facts
@@ -193,40 +211,33 @@ impl McpServer {
                 cache_scope: self.discover_cache.scope,
                 ..DiscoverResult::default()
             }))),
-            ("initialize", true) => Ok(value(self.initialize_result(params.as_ref()))),
-            // Per-request serving keeps no session to store a level in; log
-            // notifications reach legacy clients only through SSE, which they do not get here.
-            ("ping" | "logging/setLevel", true) => Ok(value(json!({}))),
-            (tessera_protocol::SUBSCRIPTIONS_LISTEN, false) => self.listen(params, incoming).await,
-            ("tools/list", _) => self
+            tessera_protocol::SUBSCRIPTIONS_LISTEN => self.listen(params, incoming).await,
+            "tools/list" => self
                 .list_tools(&offered, params.as_ref(), &incoming.facts)
                 .map(value),
-            ("tools/call", _) => self.call_tool(params, incoming, resolved).await,
-            ("prompts/list", _) if !offered.prompts.is_empty() => self
+            "tools/call" => self.call_tool(params, incoming, resolved).await,
+            "prompts/list" if !offered.prompts.is_empty() => self
                 .list_prompts(&offered, params.as_ref(), &incoming.facts)
                 .map(value),
-            ("prompts/get", _) if !offered.prompts.is_empty() => {
+            "prompts/get" if !offered.prompts.is_empty() => {
                 self.get_prompt(params, incoming, resolved).await
             }
-            ("resources/list", _) if offered.has_resources() => self
+            "resources/list" if offered.has_resources() => self
                 .list_resources(&offered, params.as_ref(), &incoming.facts)
                 .map(value),
-            ("resources/templates/list", _) if offered.has_resources() => self
+            "resources/templates/list" if offered.has_resources() => self
                 .list_templates(&offered, params.as_ref(), &incoming.facts)
                 .map(value),
-            ("resources/read", _) if offered.has_resources() => {
+            "resources/read" if offered.has_resources() => {
                 self.read_resource(params, incoming, resolved).await
             }
-            (
-                tessera_protocol::TASKS_GET
-                | tessera_protocol::TASKS_UPDATE
-                | tessera_protocol::TASKS_CANCEL,
-                false,
-            ) => self.task_method(method, params, &incoming).await,
-            ("completion/complete", _) if offered.completes() => {
+            tessera_protocol::TASKS_GET
+            | tessera_protocol::TASKS_UPDATE
+            | tessera_protocol::TASKS_CANCEL => self.task_method(method, params, &incoming).await,
+            "completion/complete" if offered.completes() => {
                 self.complete(&offered, params, incoming).await.map(value)
             }
-            (other, _) => self.call_method(other, params, incoming).await.map(value),
+            other => self.call_method(other, params, incoming).await.map(value),
         }
     }
 }

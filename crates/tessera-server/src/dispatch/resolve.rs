@@ -49,6 +49,9 @@ pub(crate) enum Ticket {
     Opened(Box<Opened<TicketBody>>),
     /// It does not open (the reason is reported when the round is served).
     Refused(RequestStateFailure),
+    /// The era edge's own round state, never sealed: the bridge holds it
+    /// between the rounds of a call it drives.
+    Kept(Box<TicketBody>),
 }
 
 impl Resolved {
@@ -56,6 +59,14 @@ impl Resolved {
     /// other method, an unknown tool, or one hidden from this caller.
     pub fn tool(&self) -> Option<&Arc<ToolDef>> {
         self.0.tool.as_ref()
+    }
+}
+
+impl Resolved {
+    /// Serves the request with the round state the era edge kept, instead
+    /// of a ticket it would open.
+    pub(crate) fn keep(&mut self, body: Box<TicketBody>) {
+        self.0.opened = OnceLock::from(Ticket::Kept(body));
     }
 }
 
@@ -104,7 +115,8 @@ impl crate::telemetry::Target for Resolved {
             .get_or_init(|| parts.open(request.param(tessera_protocol::REQUEST_STATE)));
         match ticket {
             Ticket::Opened(opened) => opened.payload.flow.as_ref()?.first.as_deref(),
-            _ => None,
+            Ticket::Kept(body) => body.flow.as_ref()?.first.as_deref(),
+            Ticket::Absent | Ticket::Refused(_) => None,
         }
     }
 }

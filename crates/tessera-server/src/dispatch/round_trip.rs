@@ -13,7 +13,7 @@ use tessera_protocol::{
 use tessera_state::Binding;
 
 use super::capability_check::check_capabilities;
-use super::handled::{Json, ResultShape, serialisation_failed};
+use super::handled::{Json, KeptRound, ResultShape, serialisation_failed};
 use super::resolve::{Parts, Resolved, Ticket};
 use super::ticket::TicketBody;
 use super::{Incoming, required_str, take};
@@ -21,7 +21,6 @@ use crate::answer::{MAX_ANSWERS_BYTES, Slot, carried, collect, json_len};
 use crate::context::{NextRound, TaskMode};
 use crate::form::FormCheck;
 use crate::handler_error::Kind;
-use crate::legacy::needs_modern_message;
 use crate::question::Asked;
 use crate::{
     BoxFuture, Context, HandlerError, Interrupt, McpServer, Offered, PromptArguments, ServerError,
@@ -145,12 +144,7 @@ impl McpServer {
                 }) as StartTask<'_>
             }),
         };
-        match self.run_mrtr(call, retry, incoming).await {
-            Err(ServerError::LegacyInputRequired { message }) => {
-                Ok(Json::Value(json!(CallToolResult::error(message))))
-            }
-            other => other,
-        }
+        self.run_mrtr(call, retry, incoming).await
     }
 
     pub(super) async fn get_prompt(
@@ -311,6 +305,7 @@ impl McpServer {
                     .map(|(k, kept)| (k, Slot::from(kept))),
             )
             .collect();
+        let keep = incoming.keep_rounds;
         let ctx = Context::new(
             incoming,
             call.target,
@@ -324,7 +319,6 @@ impl McpServer {
                 TaskMode::Synchronous
             },
         );
-        let legacy = ctx.inner.facts.era.is_legacy();
         let ran = (call.run)(ctx.clone()).await;
         if let (Err(HandlerError(Kind::Interrupt(Interrupt::StartTask))), Some(start)) =
             (&ran, call.on_task)
@@ -350,10 +344,17 @@ impl McpServer {
             Err(other) => (call.on_error)(other).map(Ok)?,
         };
         match outcome {
-            Ok(result) if legacy => serde_json::to_value(result)
+            // The era edge reshapes the result for its client: a value it can edit.
+            Ok(result) if keep => serde_json::to_value(result)
                 .map(Json::Value)
                 .map_err(serialisation_failed),
             Ok(result) => self.finish(result),
+            Err(()) if keep => Ok(Json::Kept(Box::new(kept_round(
+                ctx,
+                call.kind,
+                call.target,
+                flow,
+            )))),
             Err(()) => self.ask(ctx, call.kind, call.target, &call.binding, flow),
         }
     }
@@ -367,24 +368,7 @@ impl McpServer {
         binding: &Binding,
         flow: Option<crate::telemetry::flow::Flow>,
     ) -> Result<Json, ServerError> {
-        let NextRound { questions, carry } = ctx.take_next();
-        if flow.is_some()
-            && let Some(span) = crate::telemetry::request_span()
-        {
-            let keys: Vec<&str> = questions.keys().map(String::as_str).collect();
-            span.record("mcp.mrtr.input_keys", keys.join(",").as_str());
-        }
-        if let crate::Era::Legacy { version } = ctx.era() {
-            let (key, method) = questions
-                .iter()
-                .next()
-                .map_or(("(state)", REQUEST_STATE), |(k, q)| {
-                    (k.as_str(), q.method())
-                });
-            return Err(ServerError::LegacyInputRequired {
-                message: needs_modern_message(kind, target, key, method, version),
-            });
-        }
+        let NextRound { questions, carry } = take_questions(&ctx, flow.as_ref());
         check_capabilities(&questions, ctx.client_capabilities())?;
         let Some(codec) = &self.codec else {
             return Err(ServerError::Internal {
@@ -394,19 +378,7 @@ impl McpServer {
                         .into(),
             });
         };
-        let (given, state) = ctx.into_answers();
-        let (accepted, other) = carried(given);
-        let next = TicketBody {
-            // State persists across rounds until the handler carries a new one.
-            state: carry.or(state),
-            asked: questions
-                .iter()
-                .map(|(k, q)| (k.clone(), q.asked()))
-                .collect(),
-            accepted,
-            other,
-            flow,
-        };
+        let next = next_body(ctx, &questions, carry, flow);
         let token = codec.seal(&next, binding).map_err(|e| match e {
             // Answers past what one request may bring: what the client kept adding overflows.
             tessera_state::SealError::TooLarge { len, max }
@@ -449,6 +421,61 @@ impl McpServer {
         serde_json::value::to_raw_value(&result)
             .map(Json::Raw)
             .map_err(serialisation_failed)
+    }
+}
+
+/// The questions the handler asked this round (and the state it carries),
+/// their keys recorded on the request's span when spans are recorded.
+fn take_questions(ctx: &Context, flow: Option<&crate::telemetry::flow::Flow>) -> NextRound {
+    let next = ctx.take_next();
+    if flow.is_some()
+        && let Some(span) = crate::telemetry::request_span()
+    {
+        let keys: Vec<&str> = next.questions.keys().map(String::as_str).collect();
+        span.record("mcp.mrtr.input_keys", keys.join(",").as_str());
+    }
+    next
+}
+
+/// What the next round's ticket carries: the questions asked now, every
+/// answer given so far, and the handler's state (which persists across
+/// rounds until the handler carries a new one).
+fn next_body(
+    ctx: Context,
+    questions: &IndexMap<String, crate::question::Question>,
+    carry: Option<Value>,
+    flow: Option<crate::telemetry::flow::Flow>,
+) -> TicketBody {
+    let (given, state) = ctx.into_answers();
+    let (accepted, other) = carried(given);
+    TicketBody {
+        state: carry.or(state),
+        asked: questions
+            .iter()
+            .map(|(k, q)| (k.clone(), q.asked()))
+            .collect(),
+        accepted,
+        other,
+        flow,
+    }
+}
+
+/// A round that asks, kept unsealed for the era edge: the questions as the
+/// handler asked them (the edge checks them against what its client can
+/// answer) and the next round's body.
+fn kept_round(
+    ctx: Context,
+    kind: &'static str,
+    target: &str,
+    flow: Option<crate::telemetry::flow::Flow>,
+) -> KeptRound {
+    let NextRound { questions, carry } = take_questions(&ctx, flow.as_ref());
+    let body = next_body(ctx, &questions, carry, flow);
+    KeptRound {
+        questions,
+        body,
+        kind,
+        target: target.to_owned(),
     }
 }
 

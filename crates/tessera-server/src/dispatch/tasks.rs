@@ -48,7 +48,7 @@ impl McpServer {
         tool: &ToolDef,
         incoming: &Incoming,
     ) -> Result<TaskMode, ServerError> {
-        let declared = !incoming.facts.era.is_legacy() && declared_tasks(incoming);
+        let declared = declared_tasks(incoming);
         match (tool.task_support, declared) {
             (TaskSupport::Forbidden, _) => Ok(TaskMode::Synchronous),
             (_, true) if self.tasks.is_some() => Ok(TaskMode::MayStart),
@@ -346,6 +346,7 @@ async fn drive(
                 id: origin.id.clone(),
                 meta: origin.meta.clone(),
                 facts: origin.facts.clone(),
+                keep_rounds: false,
             },
             &tool.tool.name,
             &origin.app,

@@ -46,6 +46,8 @@ impl McpServer {
         };
         let opened = match ticket {
             Ticket::Absent => return Ok(None),
+            // Held by the edge, never shown to anyone: nothing to redeem.
+            Ticket::Kept(body) => return Ok(Some(*body)),
             Ticket::Refused(reason) => return Err(fail(reason)),
             Ticket::Opened(opened) => opened,
         };

@@ -143,6 +143,45 @@ impl Request {
         })
     }
 
+    /// Gives an initialize-era request the 2026-07-28 envelope it stands
+    /// for (the era edge's): what it sent in `_meta` (a progress token, trace
+    /// context, other keys) kept, `fill` adding what the edge knows — the
+    /// version, the session's capabilities and client.
+    pub(crate) fn stand_in_envelope(&mut self, fill: impl FnOnce(&mut RequestMeta)) {
+        let mut meta = match self.sent_meta.take() {
+            Some(SentMeta::Typed(meta)) => meta,
+            // A member of the wrong type (the old era did not check them) leaves the rest out.
+            Some(SentMeta::Value(meta)) => {
+                Box::new(serde_json::from_value(meta).unwrap_or_default())
+            }
+            None => Box::default(),
+        };
+        fill(&mut meta);
+        self.envelope = Some(meta);
+    }
+
+    /// The params and the envelope, for a caller that sends the same request
+    /// again ([`with_envelope`](Self::with_envelope): the era bridge's rounds).
+    pub(crate) fn into_parts(self) -> (JsonObject, Option<Box<RequestMeta>>) {
+        (self.params, self.envelope)
+    }
+
+    /// A request of `method` whose envelope was read (or stood in) already.
+    pub(crate) fn with_envelope(
+        id: RequestId,
+        method: String,
+        params: JsonObject,
+        envelope: Option<Box<RequestMeta>>,
+    ) -> Self {
+        Self {
+            id,
+            method,
+            params,
+            sent_meta: None,
+            envelope,
+        }
+    }
+
     /// `params` as one object again, `_meta` included (for notifications and logs).
     pub fn into_params(self) -> Option<Value> {
         let meta = match self.envelope {

@@ -107,6 +107,7 @@ impl Served {
         let input_required = match &self.0 {
             Json::Value(value) => value["resultType"] == "input_required",
             Json::Raw(raw) => is_input_required(raw),
+            Json::Kept(_) => true,
         };
         if input_required {
             Outcome::InputRequired
