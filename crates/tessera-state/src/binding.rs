@@ -21,8 +21,8 @@
 
 use std::fmt;
 
+use crate::sha256::Sha256;
 use serde_json::Value;
-use sha2::{Digest as _, Sha256};
 
 use crate::canonical::write_canonical;
 
@@ -51,7 +51,7 @@ impl ArgumentsDigest {
     pub fn of(arguments: &Value) -> Self {
         let mut hasher = Sha256::new();
         write_canonical(arguments, &mut hasher);
-        Self(hasher.finalize().into())
+        Self(hasher.finalize())
     }
 
     /// Wraps a digest computed elsewhere (SHA-256 of the canonical JSON).
@@ -253,9 +253,9 @@ impl BindingPrefix {
         let mut hasher = self.hashed.clone();
         put_framed(&mut hasher, arguments.as_bytes());
         match principal {
-            None => hasher.update([0u8]),
+            None => hasher.update(&[0u8]),
             Some(principal) => {
-                hasher.update([1u8]);
+                hasher.update(&[1u8]);
                 put_framed(&mut hasher, principal.as_bytes());
             }
         }
@@ -266,7 +266,7 @@ impl BindingPrefix {
             arguments,
             principal: principal.map(str::to_owned),
             audience: audience.to_owned(),
-            digest: BindingDigest(hasher.finalize().into()),
+            digest: BindingDigest(hasher.finalize()),
         }
     }
 }
@@ -274,7 +274,7 @@ impl BindingPrefix {
 /// Feeds `len(bytes)` as 8 big-endian bytes, then `bytes`.
 fn put_framed(hasher: &mut Sha256, bytes: &[u8]) {
     let len = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
-    hasher.update(len.to_be_bytes());
+    hasher.update(&len.to_be_bytes());
     hasher.update(bytes);
 }
 
@@ -399,7 +399,8 @@ mod tests {
     #[test]
     fn arguments_digest_is_sha256_of_canonical_json() {
         let args = json!({"b": 2, "a": 1});
-        let expected: [u8; 32] = Sha256::digest(br#"{"a":1,"b":2}"#).into();
+        use sha2::Digest as _;
+        let expected: [u8; 32] = sha2::Sha256::digest(br#"{"a":1,"b":2}"#).into();
         assert_eq!(ArgumentsDigest::of(&args).as_bytes(), &expected);
         let binding = Binding::from_arguments_digest(
             "m",

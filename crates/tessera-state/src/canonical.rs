@@ -14,7 +14,6 @@
 use std::fmt;
 
 use serde_json::Value;
-use sha2::Digest as _;
 
 /// Where canonical bytes go: a buffer, or straight into a hash.
 pub(crate) trait Sink {
@@ -28,7 +27,7 @@ impl Sink for Vec<u8> {
     }
 }
 
-impl Sink for sha2::Sha256 {
+impl Sink for crate::sha256::Sha256 {
     fn put(&mut self, bytes: &[u8]) {
         self.update(bytes);
     }
@@ -263,10 +262,11 @@ mod tests {
     #[test]
     fn sink_into_hash_equals_hash_of_text() {
         let value = json!({"b": [1, "x"], "a": {"d": 1.25, "c": false}});
-        let mut hasher = sha2::Sha256::new();
+        use sha2::Digest as _;
+        let mut hasher = crate::sha256::Sha256::new();
         write_canonical(&value, &mut hasher);
         let streamed = hasher.finalize();
-        let direct = sha2::Sha256::digest(canonical_json(&value).as_bytes());
+        let direct: [u8; 32] = sha2::Sha256::digest(canonical_json(&value).as_bytes()).into();
         assert_eq!(streamed, direct);
     }
 }

@@ -75,6 +75,7 @@ mod key;
 mod ledger;
 mod mode;
 mod random;
+mod sha256;
 mod subkey;
 mod ticket;
 mod token;

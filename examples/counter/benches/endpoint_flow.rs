@@ -19,8 +19,16 @@ pub fn body(id: u64, extra: Value) -> Bytes {
     )
 }
 
-/// The request head every round carries.
+/// The request head every round carries (built once: a server receives
+/// heads parsed, and building one is the harness's cost, not the endpoint's).
 pub fn head() -> http::request::Parts {
+    thread_local! {
+        static HEAD: http::request::Parts = build_head();
+    }
+    HEAD.with(Clone::clone)
+}
+
+fn build_head() -> http::request::Parts {
     http::Request::post("/mcp")
         .header("Host", "127.0.0.1:8787")
         .header("Content-Type", "application/json")
