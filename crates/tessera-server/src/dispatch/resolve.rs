@@ -190,7 +190,7 @@ impl McpServer {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use serde_json::{Value, json};
     use tessera_protocol::JsonRpcRequest;
     use tessera_state::{KeyRing, RequestStateCodec, StateKey};
@@ -200,6 +200,8 @@ mod tests {
     thread_local! {
         /// Tickets opened on this thread.
         pub(super) static OPENS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+        /// Tickets sealed on this thread.
+        pub(in crate::dispatch) static SEALS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
     }
 
     #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -333,5 +335,67 @@ mod tests {
         tracing::subscriber::with_default(subscriber, || {
             one_snapshot_and_one_open_per_round(true);
         });
+    }
+
+    /// Answers each pushed question as a person would, by its key.
+    struct Person;
+
+    impl crate::bridge::Asker for Person {
+        fn ask<'a>(
+            &'a self,
+            _method: &'a str,
+            params: Value,
+        ) -> crate::BoxFuture<'a, Result<Value, crate::bridge::PeerFailure>> {
+            let key = params["_meta"][tessera_protocol::INPUT_KEY_META_KEY].clone();
+            Box::pin(async move {
+                Ok(match key.as_str() {
+                    Some("amount") => json!({"action": "accept", "content": {"amount": 5}}),
+                    _ => json!({"action": "accept", "content": {"confirm": true}}),
+                })
+            })
+        }
+    }
+
+    /// The era bridge drives an initialize-era call's rounds on the round
+    /// driver and keeps the round state as a value: across the whole
+    /// three-round call, no ticket is sealed or opened, and the catalog is
+    /// read once per round.
+    #[test]
+    fn the_bridge_seals_and_opens_no_ticket() {
+        let server = counter();
+        let session = crate::bridge::LegacySession {
+            version: "2025-11-25".into(),
+            capabilities: json!({"elicitation": {"form": {}}}),
+            client_info: None,
+        };
+        let request = crate::intake::Request::new(
+            tessera_protocol::RequestId::from(7),
+            "tools/call",
+            Some(json!({"name": "increase-counter", "arguments": {"current": 10}})),
+        );
+        crate::catalog::READS.with(|reads| reads.set(0));
+        OPENS.with(|opens| opens.set(0));
+        SEALS.with(|seals| seals.set(0));
+        let handled = block(
+            crate::bridge::Bridge {
+                server: &server,
+                session: &session,
+                asker: &Person,
+                facts: RequestFacts::legacy("2025-11-25"),
+                max_rounds: crate::bridge::DEFAULT_MAX_ROUNDS,
+                log_level: tessera_protocol::LoggingLevel::Debug,
+            }
+            .serve(request),
+        )
+        .unwrap();
+        let result = handled.result_value().unwrap();
+        assert_eq!(result["content"][0]["text"], "next value is 15", "{result}");
+        assert!(
+            result.get("resultType").is_none(),
+            "the old shape: {result}"
+        );
+        assert_eq!(OPENS.with(std::cell::Cell::get), 0);
+        assert_eq!(SEALS.with(std::cell::Cell::get), 0);
+        assert_eq!(crate::catalog::READS.with(std::cell::Cell::get), 3);
     }
 }

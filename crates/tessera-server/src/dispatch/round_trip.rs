@@ -379,6 +379,8 @@ impl McpServer {
             });
         };
         let next = next_body(ctx, &questions, carry, flow);
+        #[cfg(test)]
+        super::resolve::tests::SEALS.with(|seals| seals.set(seals.get() + 1));
         let token = codec.seal(&next, binding).map_err(|e| match e {
             // Answers past what one request may bring: what the client kept adding overflows.
             tessera_state::SealError::TooLarge { len, max }
