@@ -15,8 +15,9 @@ use tessera_protocol::{
     agreed_legacy_version,
 };
 
-use crate::dispatch::{Handled, Json, KeptRound, Resolved};
+use crate::dispatch::{Handled, Json, Resolved};
 use crate::intake::Request;
+use crate::round_state::KeptRound;
 use crate::{McpServer, RequestFacts, ServerError};
 
 /// Methods of 2026-07-28 that an initialize-era client does not have.
@@ -76,7 +77,7 @@ impl McpServer {
         };
         Handled {
             id,
-            result: out.and_then(|json| legacy_raw(json)),
+            result: out.and_then(legacy_raw),
         }
     }
 }

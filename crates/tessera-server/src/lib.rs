@@ -68,6 +68,7 @@ mod question;
 mod resource;
 mod response;
 mod result_json;
+mod round_state;
 mod running_tasks;
 mod scopes;
 mod server;

@@ -9,7 +9,7 @@ use serde_json::value::RawValue;
 pub(crate) enum Json {
     Value(Value),
     Raw(Box<RawValue>),
-    Kept(Box<crate::dispatch::KeptRound>),
+    Kept(Box<crate::round_state::KeptRound>),
 }
 
 /// Whether a serialised result asks for input (our `InputRequiredResult`

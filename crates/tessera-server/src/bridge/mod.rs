@@ -29,8 +29,9 @@ pub use session::{
     LegacySession, MAX_SESSION_JSON_BYTES, OpenedSession, SESSION_LIFETIME, SessionError,
 };
 
-use crate::dispatch::{Json, KeptRound, check_capabilities};
+use crate::dispatch::{Json, check_capabilities};
 use crate::intake::Request;
+use crate::round_state::{KeptRound, TicketBody};
 use crate::{Handled, McpServer, RequestFacts, ServerError};
 
 /// Most rounds the bridge runs for one call unless told otherwise: 16.
@@ -104,7 +105,7 @@ impl Bridge<'_> {
             })
         };
 
-        let mut driver = RoundDriver::<Box<crate::dispatch::TicketBody>>::new(self.max_rounds);
+        let mut driver = RoundDriver::<Box<TicketBody>>::new(self.max_rounds);
         loop {
             let Ok(retry) = driver.next_request() else {
                 return failed(too_many(&method, self.max_rounds));

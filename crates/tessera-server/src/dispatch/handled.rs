@@ -75,19 +75,6 @@ impl Handled {
 
 pub(crate) use crate::result_json::{Json, is_input_required};
 
-/// A round that asks, as the era edge receives it: nothing sealed, nothing
-/// serialised.
-pub(crate) struct KeptRound {
-    /// The questions, as the handler asked them.
-    pub(crate) questions: indexmap::IndexMap<String, crate::question::Question>,
-    /// What the next round must be given back (as [`Ticket::Kept`](super::resolve::Ticket::Kept)).
-    pub(crate) body: super::ticket::TicketBody,
-    /// `Tool`, `Prompt` or `Resource`.
-    pub(crate) kind: &'static str,
-    /// The tool or prompt name, or the resource URI.
-    pub(crate) target: String,
-}
-
 /// Results that carry a `_meta` the server fills with its `serverInfo`.
 pub(crate) trait ResultShape: Serialize {
     /// The result's `_meta`.

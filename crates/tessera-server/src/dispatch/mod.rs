@@ -21,9 +21,8 @@ mod ticket;
 
 pub(crate) use capability_check::check_capabilities;
 pub use handled::Handled;
-pub(crate) use handled::{Json, KeptRound};
+pub(crate) use handled::Json;
 pub use resolve::Resolved;
-pub(crate) use ticket::TicketBody;
 
 use serde_json::{Value, json};
 use tessera_protocol::{

@@ -13,10 +13,10 @@ use std::sync::{Arc, OnceLock};
 use serde_json::Value;
 use tessera_state::{Binding, BindingPrefix, Opened, RequestStateCodec};
 
-use super::ticket::TicketBody;
 use crate::catalog::Catalog;
 use crate::error::RequestStateFailure;
 use crate::intake::Request;
+use crate::round_state::TicketBody;
 use crate::{McpServer, Offered, RequestFacts, ToolDef};
 
 /// What a request names, resolved once ([`McpServer::resolve`]); serve it
@@ -95,7 +95,7 @@ impl Parts {
             return Ticket::Refused(RequestStateFailure::NoCodec);
         };
         #[cfg(test)]
-        tests::OPENS.with(|opens| opens.set(opens.get() + 1));
+        counted::OPENS.with(|opens| opens.set(opens.get() + 1));
         match codec.open::<TicketBody>(token, binding) {
             Ok(opened) => Ticket::Opened(Box::new(opened)),
             Err(e) => Ticket::Refused(RequestStateFailure::Open(e)),
@@ -189,20 +189,26 @@ impl McpServer {
     }
 }
 
+/// What the tests count: tickets opened and sealed on this thread.
 #[cfg(test)]
-pub(super) mod tests {
+pub(super) mod counted {
+    thread_local! {
+        /// Tickets opened on this thread.
+        pub(in crate::dispatch) static OPENS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+        /// Tickets sealed on this thread.
+        pub(in crate::dispatch) static SEALS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
     use serde_json::{Value, json};
     use tessera_protocol::JsonRpcRequest;
     use tessera_state::{KeyRing, RequestStateCodec, StateKey};
 
     use crate::{Context, Form, McpServer, RequestFacts, ToolDef};
 
-    thread_local! {
-        /// Tickets opened on this thread.
-        pub(super) static OPENS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-        /// Tickets sealed on this thread.
-        pub(in crate::dispatch) static SEALS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-    }
+    use super::counted::{OPENS, SEALS};
 
     #[derive(serde::Deserialize, schemars::JsonSchema)]
     struct Amount {

@@ -13,15 +13,15 @@ use tessera_protocol::{
 use tessera_state::Binding;
 
 use super::capability_check::check_capabilities;
-use super::handled::{Json, KeptRound, ResultShape, serialisation_failed};
+use super::handled::{Json, ResultShape, serialisation_failed};
 use super::resolve::{Parts, Resolved, Ticket};
-use super::ticket::TicketBody;
 use super::{Incoming, required_str, take};
 use crate::answer::{MAX_ANSWERS_BYTES, Slot, carried, collect, json_len};
 use crate::context::{NextRound, TaskMode};
 use crate::form::FormCheck;
 use crate::handler_error::Kind;
 use crate::question::Asked;
+use crate::round_state::{KeptRound, TicketBody};
 use crate::{
     BoxFuture, Context, HandlerError, Interrupt, McpServer, Offered, PromptArguments, ServerError,
 };
@@ -380,7 +380,7 @@ impl McpServer {
         };
         let next = next_body(ctx, &questions, carry, flow);
         #[cfg(test)]
-        super::resolve::tests::SEALS.with(|seals| seals.set(seals.get() + 1));
+        super::resolve::counted::SEALS.with(|seals| seals.set(seals.get() + 1));
         let token = codec.seal(&next, binding).map_err(|e| match e {
             // Answers past what one request may bring: what the client kept adding overflows.
             tessera_state::SealError::TooLarge { len, max }

@@ -1,34 +1,10 @@
-//! What a sealed `requestState` ticket carries between rounds.
-
-use indexmap::IndexMap;
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
-use tessera_protocol::JsonObject;
+//! Redeeming the ticket a request carries: its round state, a single-use
+//! ticket through the ledger.
 
 use super::resolve::Ticket;
-use crate::answer::Kept;
 use crate::error::RequestStateFailure;
-use crate::question::Asked;
-use crate::telemetry::flow::Flow;
+use crate::round_state::TicketBody;
 use crate::{McpServer, ServerError};
-
-/// The payload sealed into each ticket: the handler's carried state, what
-/// this round asked, and every answer given in earlier rounds of the same call
-/// (accepted form and URL contents under `a`; sampling and roots answers under `o`).
-#[derive(Debug, Default, Serialize, Deserialize)]
-pub(crate) struct TicketBody {
-    #[serde(rename = "s", default, skip_serializing_if = "Option::is_none")]
-    pub state: Option<Value>,
-    #[serde(rename = "q", default, skip_serializing_if = "IndexMap::is_empty")]
-    pub asked: IndexMap<String, Asked>,
-    #[serde(rename = "a", default, skip_serializing_if = "IndexMap::is_empty")]
-    pub accepted: IndexMap<String, JsonObject>,
-    #[serde(rename = "o", default, skip_serializing_if = "IndexMap::is_empty")]
-    pub other: IndexMap<String, Kept>,
-    /// The flow's id, round and round one's span, when spans are recorded.
-    #[serde(rename = "f", default, skip_serializing_if = "Option::is_none")]
-    pub flow: Option<Flow>,
-}
 
 impl McpServer {
     /// The body of the ticket a request carries, opened when it was
