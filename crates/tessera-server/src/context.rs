@@ -81,6 +81,9 @@ pub(crate) enum TaskMode {
 pub(crate) struct NextRound {
     pub(crate) questions: IndexMap<String, Question>,
     pub(crate) carry: Option<Value>,
+    /// The questions are relayed ([`Context::relay_ask`]): answers are
+    /// passed on as they come, so none is carried to later rounds.
+    pub(crate) relayed: bool,
 }
 
 /// What a request that declares no capabilities can do.
@@ -246,6 +249,7 @@ impl Context {
                 Ok(Question::Url {
                     message: message.into(),
                     url: url.into(),
+                    elicitation_id: None,
                 })
             },
         )
@@ -439,7 +443,7 @@ impl Context {
         })
     }
 
-    fn next(&self) -> MutexGuard<'_, NextRound> {
+    pub(crate) fn next(&self) -> MutexGuard<'_, NextRound> {
         // Nothing panics while holding the lock; a poisoned one is still consistent.
         self.inner
             .next

@@ -65,6 +65,7 @@ mod pagination;
 mod prompt;
 mod protocol_methods;
 mod question;
+mod relayed;
 mod resource;
 mod response;
 mod result_json;

@@ -11,7 +11,12 @@ use crate::form::{AskedForm, FormCheck};
 #[derive(Debug, Clone)]
 pub(crate) enum Question {
     Form(AskedForm),
-    Url { message: String, url: String },
+    Url {
+        message: String,
+        url: String,
+        /// The upstream's elicitation id, when a relayed question has one.
+        elicitation_id: Option<String>,
+    },
     Sample(Box<CreateMessageRequestParams>),
     Roots,
 }
@@ -49,15 +54,34 @@ impl Question {
                 message: form.message,
                 requested_schema: std::sync::Arc::unwrap_or_clone(form.schema),
             })),
-            Self::Url { message, url } => {
-                InputRequest::Elicit(ElicitRequestParams::Url(ElicitUrlParams {
-                    message,
-                    url,
-                    elicitation_id: None,
-                }))
-            }
+            Self::Url {
+                message,
+                url,
+                elicitation_id,
+            } => InputRequest::Elicit(ElicitRequestParams::Url(ElicitUrlParams {
+                message,
+                url,
+                elicitation_id,
+            })),
             Self::Sample(params) => InputRequest::Sample(*params),
             Self::Roots => InputRequest::ListRoots(None),
+        }
+    }
+
+    /// A question made elsewhere (a gateway relaying an upstream's), as it came.
+    pub(crate) fn from_wire(request: InputRequest) -> Self {
+        match request {
+            InputRequest::Elicit(ElicitRequestParams::Form(form)) => Self::Form(AskedForm {
+                message: form.message,
+                schema: std::sync::Arc::new(form.requested_schema),
+            }),
+            InputRequest::Elicit(ElicitRequestParams::Url(url)) => Self::Url {
+                message: url.message,
+                url: url.url,
+                elicitation_id: url.elicitation_id,
+            },
+            InputRequest::Sample(params) => Self::Sample(Box::new(params)),
+            InputRequest::ListRoots(_) => Self::Roots,
         }
     }
 

@@ -368,7 +368,11 @@ impl McpServer {
         binding: &Binding,
         flow: Option<crate::telemetry::flow::Flow>,
     ) -> Result<Json, ServerError> {
-        let NextRound { questions, carry } = take_questions(&ctx, flow.as_ref());
+        let NextRound {
+            questions,
+            carry,
+            relayed,
+        } = take_questions(&ctx, flow.as_ref());
         check_capabilities(&questions, ctx.client_capabilities())?;
         let Some(codec) = &self.codec else {
             return Err(ServerError::Internal {
@@ -378,7 +382,7 @@ impl McpServer {
                         .into(),
             });
         };
-        let next = next_body(ctx, &questions, carry, flow);
+        let next = next_body(ctx, &questions, carry, relayed, flow);
         #[cfg(test)]
         super::resolve::counted::SEALS.with(|seals| seals.set(seals.get() + 1));
         let token = codec.seal(&next, binding).map_err(|e| match e {
@@ -440,16 +444,22 @@ fn take_questions(ctx: &Context, flow: Option<&crate::telemetry::flow::Flow>) ->
 }
 
 /// What the next round's ticket carries: the questions asked now, every
-/// answer given so far, and the handler's state (which persists across
-/// rounds until the handler carries a new one).
+/// answer given so far (none when the questions are relayed: their answers
+/// were passed on), and the handler's state (which persists across rounds
+/// until the handler carries a new one).
 fn next_body(
     ctx: Context,
     questions: &IndexMap<String, crate::question::Question>,
     carry: Option<Value>,
+    relayed: bool,
     flow: Option<crate::telemetry::flow::Flow>,
 ) -> TicketBody {
     let (given, state) = ctx.into_answers();
-    let (accepted, other) = carried(given);
+    let (accepted, other) = if relayed {
+        Default::default()
+    } else {
+        carried(given)
+    };
     TicketBody {
         state: carry.or(state),
         asked: questions
@@ -471,8 +481,12 @@ fn kept_round(
     target: &str,
     flow: Option<crate::telemetry::flow::Flow>,
 ) -> KeptRound {
-    let NextRound { questions, carry } = take_questions(&ctx, flow.as_ref());
-    let body = next_body(ctx, &questions, carry, flow);
+    let NextRound {
+        questions,
+        carry,
+        relayed,
+    } = take_questions(&ctx, flow.as_ref());
+    let body = next_body(ctx, &questions, carry, relayed, flow);
     KeptRound {
         questions,
         body,

@@ -381,7 +381,9 @@ async fn drive(
             break;
         }
         // A round of questions: ask them through the task, wait for the answers.
-        let NextRound { questions, carry } = ctx.take_next();
+        let NextRound {
+            questions, carry, ..
+        } = ctx.take_next();
         if carry.is_some() {
             carried = carry;
         }
