@@ -324,6 +324,41 @@ impl McpServer {
         Ok(removed)
     }
 
+    /// Adds `template`; refused when one with that URI template is registered already.
+    pub async fn add_resource_template(
+        &self,
+        template: ResourceTemplateDef,
+    ) -> Result<(), CatalogError> {
+        admit_template(&template, &self.app_state)?;
+        self.registry.change(|catalog| {
+            let uri = &template.template.uri_template;
+            if catalog.templates.iter().any(|t| &t.template.uri_template == uri) {
+                return Err(BuildError(format!(
+                    "resource template {uri:?} is registered already: remove it first"
+                ))
+                .into());
+            }
+            catalog.templates.push(Arc::new(template));
+            Ok(())
+        })?;
+        self.tell(Change::ResourcesListChanged).await
+    }
+
+    /// Removes the resource template `uri_template`; `false` when there was none.
+    pub async fn remove_resource_template(&self, uri_template: &str) -> Result<bool, CatalogError> {
+        let removed = self.registry.change(|catalog| {
+            let before = catalog.templates.len();
+            catalog
+                .templates
+                .retain(|t| t.template.uri_template != uri_template);
+            Ok(catalog.templates.len() != before)
+        })?;
+        if removed {
+            self.tell(Change::ResourcesListChanged).await?;
+        }
+        Ok(removed)
+    }
+
     /// Tells listeners what changed.
     async fn tell(&self, change: Change) -> Result<(), CatalogError> {
         self.bus

@@ -314,6 +314,12 @@ impl Context {
         self.inner.app.get::<T>()
     }
 
+    /// What the request names: the tool or prompt name, or the resource URI
+    /// read (for a template, the URI as the client gave it).
+    pub fn target(&self) -> &str {
+        &self.inner.target
+    }
+
     /// The id of this JSON-RPC request.
     pub fn request_id(&self) -> &RequestId {
         &self.inner.id
@@ -322,6 +328,13 @@ impl Context {
     /// What the caller's verified access token says (subject, scopes, client), when OAuth protects the server.
     pub fn auth(&self) -> Option<&crate::AuthInfo> {
         self.inner.facts.auth.as_ref()
+    }
+
+    /// Whom per-caller limits count against: the principal, else the
+    /// client's network address as the transport (or a trusted proxy)
+    /// reports it; `None` over stdio.
+    pub fn caller(&self) -> Option<String> {
+        self.inner.facts.caller_key()
     }
 
     /// The authenticated principal, if the transport established one.

@@ -42,6 +42,7 @@ impl HandlerError {
             Kind::Failed(e) => ServerError::Internal {
                 message: format!("{handler} failed: {e}"),
             },
+            Kind::Rpc(error) => ServerError::Refused(error),
         }
     }
 }
@@ -52,6 +53,8 @@ pub(crate) enum Kind {
     NotFound,
     InvalidParams(String),
     Failed(Box<dyn std::error::Error + Send + Sync>),
+    /// A JSON-RPC error to answer with as it is.
+    Rpc(tessera_protocol::ErrorObject),
 }
 
 /// "No such item": a resource handler's way to answer "resource not found" with `?` (a JSON-RPC -32602 invalid-params error naming the URI).
@@ -76,6 +79,13 @@ impl HandlerError {
     /// Arguments the handler cannot use (JSON-RPC -32602 for prompts and resources).
     pub fn invalid_params(message: impl Into<String>) -> Self {
         Self(Kind::InvalidParams(message.into()))
+    }
+
+    /// Ends the request with this JSON-RPC error as it is, for tools,
+    /// prompts and resources alike: what a gateway does with the error an
+    /// upstream server answered.
+    pub fn rpc(error: tessera_protocol::ErrorObject) -> Self {
+        Self(Kind::Rpc(error))
     }
 
     /// The interrupt, when this is one.
@@ -112,6 +122,7 @@ impl fmt::Display for HandlerError {
             Kind::NotFound => f.write_str("not found"),
             Kind::InvalidParams(m) => f.write_str(m),
             Kind::Failed(e) => e.fmt(f),
+            Kind::Rpc(e) => write!(f, "{} ({})", e.message, e.code),
         }
     }
 }

@@ -119,6 +119,15 @@ impl PromptDef {
         self
     }
 
+    /// Declares the prompt's arguments as they are listed, for a prompt whose
+    /// arguments are known only at run time (its handler takes
+    /// [`PromptArguments`](crate::PromptArguments)); required ones are
+    /// checked before the handler runs.
+    pub fn arguments(mut self, arguments: Vec<tessera_protocol::PromptArgument>) -> Self {
+        self.prompt.arguments = (!arguments.is_empty()).then_some(arguments);
+        self
+    }
+
     /// The definition as `prompts/list` shows it.
     pub fn definition(&self) -> &Prompt {
         &self.prompt

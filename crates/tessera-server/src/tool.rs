@@ -260,6 +260,7 @@ impl ToolDef {
                 }
                 Ok(refused)
             }
+            Kind::Rpc(rpc) => Err(ServerError::Refused(rpc.clone())),
             _ => Ok(crate::response::tool_failure(&error)),
         }
     }

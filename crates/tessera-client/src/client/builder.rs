@@ -37,6 +37,7 @@ impl McpClient {
             trace_context: None,
             mode: ConnectMode::Auto,
             oauth: None,
+            headers: Vec::new(),
         }
     }
 }
@@ -68,6 +69,7 @@ pub struct McpClientBuilder {
     trace_context: Option<tessera_protocol::TraceContext>,
     mode: ConnectMode,
     oauth: Option<crate::OAuthConfig>,
+    headers: Vec<(String, String)>,
 }
 
 impl McpClientBuilder {
@@ -135,6 +137,13 @@ impl McpClientBuilder {
         self
     }
 
+    /// Sends this header with every request (HTTP), e.g. an API key the
+    /// server wants; a name or value that is not a valid header fails [`build`](Self::build).
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
     /// Sets a variable in a stdio server's environment (added to this process's).
     pub fn env(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         if let Target::Process { env, .. } = &mut self.target {
@@ -171,6 +180,7 @@ impl McpClientBuilder {
             trace_context,
             mode,
             oauth,
+            headers,
         } = self;
         let push_failure = Arc::new(Mutex::new(None));
         let push_bound = PushBound::new(max_rounds, timeout);
@@ -179,7 +189,16 @@ impl McpClientBuilder {
             Target::Url(url) => {
                 let url = reqwest::Url::parse(&url)
                     .map_err(|e| ClientError::Config(format!("invalid URL {url:?}: {e}")))?;
+                let mut default_headers = reqwest::header::HeaderMap::new();
+                for (name, value) in &headers {
+                    let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
+                        .map_err(|e| ClientError::Config(format!("header name {name:?}: {e}")))?;
+                    let value = reqwest::header::HeaderValue::from_str(value)
+                        .map_err(|e| ClientError::Config(format!("header {name}: {e}")))?;
+                    default_headers.append(name, value);
+                }
                 let http = reqwest::Client::builder()
+                    .default_headers(default_headers)
                     .timeout(timeout)
                     .tcp_nodelay(true)
                     .build()
@@ -204,9 +223,9 @@ impl McpClientBuilder {
                     push,
                 })
             }
-            Target::Process { .. } if bearer.is_some() => {
+            Target::Process { .. } if bearer.is_some() || !headers.is_empty() => {
                 return Err(ClientError::Config(
-                    "a bearer token is for HTTP servers, not stdio".into(),
+                    "a bearer token or headers are for HTTP servers, not stdio".into(),
                 ));
             }
             Target::Process { program, args, env } => {

@@ -117,6 +117,62 @@ impl McpClient {
         Ok(matches!(self.era().await?, Era::Legacy { .. }))
     }
 
+    /// Another session with the same HTTP server, answered by `elicitor`: for
+    /// an initialize-era server its own `initialize`
+    /// and `Mcp-Session-Id`, so what the server pushes during its calls
+    /// reaches `elicitor` alone. It shares this client's connection pool,
+    /// headers and settings (not an OAuth sign-in). For a gateway that gives
+    /// each caller's call a session of its own; stdio has one session per
+    /// process ([`ClientError::Config`]).
+    pub fn new_session(&self, elicitor: Arc<dyn Elicitor>) -> Result<McpClient, ClientError> {
+        let Transport::Http(http) = &self.transport else {
+            return Err(ClientError::Config(
+                "a stdio server has one session: its process".into(),
+            ));
+        };
+        let push_failure = Arc::new(Mutex::new(None));
+        let push_bound = PushBound::new(self.max_rounds, self.timeout);
+        let push = rounds::push_handler(
+            Some(Arc::clone(&elicitor)),
+            http.url.host_str().unwrap_or("the server").to_owned(),
+            Arc::clone(&push_failure),
+            Arc::clone(&push_bound),
+        );
+        Ok(McpClient {
+            transport: Transport::Http(HttpTransport {
+                http: http.http.clone(),
+                url: http.url.clone(),
+                bearer: http.bearer.clone(),
+                session: Arc::default(),
+                push,
+            }),
+            client_info: self.client_info.clone(),
+            elicitor: Some(elicitor),
+            max_rounds: self.max_rounds,
+            task_wait: self.task_wait,
+            on_notification: self.on_notification.clone(),
+            extra_meta: self.extra_meta.clone(),
+            trace_context: self.trace_context.clone(),
+            // The era this client settled is the server's: no probe again.
+            mode: match self.era.get() {
+                Some(Era::Legacy { .. }) => ConnectMode::Legacy,
+                Some(Era::Modern) => ConnectMode::Modern,
+                None => self.mode,
+            },
+            timeout: self.timeout,
+            era: tokio::sync::OnceCell::new(),
+            version: Mutex::new(LATEST_PROTOCOL_VERSION.to_owned()),
+            next_id: AtomicI64::new(1),
+            tool_schemas: Mutex::new(HashMap::new()),
+            output_checks: Mutex::new(HashMap::new()),
+            cache: Default::default(),
+            server_name: Mutex::new(None),
+            push_failure,
+            push_bound,
+            oauth: None,
+        })
+    }
+
     /// Ends the session: a stdio server's input is closed, and it is given
     /// two seconds to exit before it is terminated; an initialize-era HTTP
     /// session is ended with `DELETE`.
@@ -486,6 +542,17 @@ impl McpClient {
             .await?
             .into_iter()
             .map(|v| Self::parse("resources/list", v))
+            .collect()
+    }
+
+    /// `resources/templates/list`, every page.
+    pub async fn list_resource_templates(
+        &self,
+    ) -> Result<Vec<tessera_protocol::ResourceTemplate>, ClientError> {
+        self.list_all("resources/templates/list", "resourceTemplates")
+            .await?
+            .into_iter()
+            .map(|v| Self::parse("resources/templates/list", v))
             .collect()
     }
 }
