@@ -8,7 +8,8 @@ MODE is the SDK's connect mode: `legacy` (the initialize handshake, where the
 server pushes elicitation/create requests), `auto` (probe with
 server/discover, fall back to initialize) or `2026-07-28`. SCENARIO is
 `accept`, `decline` (at the first question), `cancel` (at the second),
-`cancel-first` or `confirm-false`. Prints the negotiated
+`cancel-first` or `confirm-false`. The tool called is `increase-counter`,
+or the one `MCP_TOOL` names (a gateway's `UP__increase-counter`). Prints the negotiated
 protocol version, each form asked, and the tool's final text as JSON lines.
 """
 
@@ -47,7 +48,7 @@ async def main() -> None:
         server = StdioServerParameters(command=command, args=args, env=env)
     async with Client(server, mode=mode, elicitation_callback=elicit) as client:
         tools = await client.list_tools()
-        result = await client.call_tool("increase-counter", {"current": 10})
+        result = await client.call_tool(os.environ.get("MCP_TOOL", "increase-counter"), {"current": 10})
         print(json.dumps({
             "protocolVersion": client.protocol_version,
             "tools": [t.name for t in tools.tools],

@@ -427,7 +427,8 @@ impl McpServerBuilder {
                 return Err(BuildError(format!("method {name:?} is registered twice")));
             }
         }
-        let single_use = catalog.tools.values().any(|t| t.single_use);
+        // Every tool single-use includes the ones added while serving: they need the ledger too.
+        let single_use = self.all_single_use || catalog.tools.values().any(|t| t.single_use);
         if single_use && self.codec.is_none() {
             return Err(BuildError(
                 "a single-use tool needs a requestState codec (McpServerBuilder::request_state)"
