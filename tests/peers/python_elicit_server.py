@@ -21,7 +21,7 @@ class Amount(BaseModel):
 
 
 class Confirmation(BaseModel):
-    confirm: bool = Field(description="Confirm the increase")
+    confirm: bool = Field(title="Confirm increase")
 
 
 @server.tool(name="increase-counter", description="Increases a counter after asking by how much, then for a yes")

@@ -24,10 +24,10 @@ use tessera_server::{
     Context, HandlerError, McpServer, PromptDef, ResourceDef, ResourceTemplateDef, ToolDef,
 };
 
+use crate::Gateway;
 use crate::forward::forward;
 use crate::naming::offered_name;
 use crate::upstream::{Upstream, UpstreamError};
-use crate::Gateway;
 
 /// How often an upstream's lists are read again without a notification.
 const RESYNC: Duration = Duration::from_secs(30);
@@ -73,7 +73,11 @@ impl Owners {
 
     /// Whether upstream `index` serves `uri` now.
     fn owns(&self, uri: &str, index: usize) -> bool {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).get(uri) == Some(&index)
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(uri)
+            == Some(&index)
     }
 
     /// Gives `uri` up; whether upstream `index` served it.
@@ -103,11 +107,16 @@ pub(crate) async fn keep_in_sync(
         match list(&upstream).await {
             Ok(lists) => {
                 apply(&gateway, index, &server, &mut offered, lists).await;
-                if listening.as_ref().is_none_or(tokio::task::JoinHandle::is_finished) {
+                if listening
+                    .as_ref()
+                    .is_none_or(tokio::task::JoinHandle::is_finished)
+                {
                     listening = Some(tokio::spawn(listen(Arc::clone(&upstream))));
                 }
             }
-            Err(e) => tracing::warn!(upstream = %upstream.name(), error = %e, "could not list what the upstream offers"),
+            Err(e) => {
+                tracing::warn!(upstream = %upstream.name(), error = %e, "could not list what the upstream offers")
+            }
         }
         if let Some(first) = first.take() {
             let _ = first.send(());
@@ -137,7 +146,9 @@ async fn listen(upstream: Arc<Upstream>) {
         }
         // A stdio server of the initialize era sends its notifications on its own output.
         Err(ClientError::UnsupportedServer(_)) => {}
-        Err(e) => tracing::debug!(upstream = %upstream.name(), error = %e, "no change stream from the upstream"),
+        Err(e) => {
+            tracing::debug!(upstream = %upstream.name(), error = %e, "no change stream from the upstream")
+        }
     }
 }
 
@@ -161,7 +172,11 @@ async fn list(upstream: &Upstream) -> Result<Lists, UpstreamError> {
         tools,
         prompts: optional(upstream, client.list_prompts().await, "prompts"),
         resources: optional(upstream, client.list_resources().await, "resources"),
-        templates: optional(upstream, client.list_resource_templates().await, "resource templates"),
+        templates: optional(
+            upstream,
+            client.list_resource_templates().await,
+            "resource templates",
+        ),
     })
 }
 
@@ -192,7 +207,10 @@ async fn apply(
         if offered.tools.contains_key(&offered_as) {
             continue;
         }
-        match server.add_tool(tool_def(gateway, upstream, &tool, offered_as.clone())).await {
+        match server
+            .add_tool(tool_def(gateway, upstream, &tool, offered_as.clone()))
+            .await
+        {
             Ok(()) => {
                 offered.tools.insert(offered_as, tool);
             }
@@ -213,7 +231,10 @@ async fn apply(
         if offered.prompts.contains_key(&offered_as) {
             continue;
         }
-        match server.add_prompt(prompt_def(gateway, upstream, &prompt, offered_as.clone())).await {
+        match server
+            .add_prompt(prompt_def(gateway, upstream, &prompt, offered_as.clone()))
+            .await
+        {
             Ok(()) => {
                 offered.prompts.insert(offered_as, prompt);
             }
@@ -222,8 +243,12 @@ async fn apply(
     }
 
     // A URI an upstream listed earlier took over is tried again once it is free.
-    offered.resources.retain(|uri, _| gateway.owners.owns(uri, index));
-    offered.templates.retain(|uri, _| gateway.owners.owns(uri, index));
+    offered
+        .resources
+        .retain(|uri, _| gateway.owners.owns(uri, index));
+    offered
+        .templates
+        .retain(|uri, _| gateway.owners.owns(uri, index));
     let resources: BTreeMap<String, Resource> = lists
         .resources
         .into_iter()
@@ -241,7 +266,10 @@ async fn apply(
         }
         // Another upstream listed later may hold it: this one comes first.
         let _ = server.remove_resource(&uri).await;
-        match server.add_resource(resource_def(gateway, upstream, &resource)).await {
+        match server
+            .add_resource(resource_def(gateway, upstream, &resource))
+            .await
+        {
             Ok(()) => {
                 offered.resources.insert(uri, resource);
             }
@@ -290,10 +318,20 @@ fn changed<T: PartialEq>(before: &BTreeMap<String, T>, now: &BTreeMap<String, T>
 }
 
 /// The gateway's tool for `tool` of `upstream`, offered as `offered_as`.
-fn tool_def(gateway: &Arc<Gateway>, upstream: &Arc<Upstream>, tool: &Tool, offered_as: String) -> ToolDef {
-    let (gateway, upstream, original) = (Arc::clone(gateway), Arc::clone(upstream), tool.name.clone());
+fn tool_def(
+    gateway: &Arc<Gateway>,
+    upstream: &Arc<Upstream>,
+    tool: &Tool,
+    offered_as: String,
+) -> ToolDef {
+    let (gateway, upstream, original) =
+        (Arc::clone(gateway), Arc::clone(upstream), tool.name.clone());
     let mut def = ToolDef::new(offered_as, move |ctx: Context, arguments: Value| {
-        let (gateway, upstream, original) = (Arc::clone(&gateway), Arc::clone(&upstream), original.clone());
+        let (gateway, upstream, original) = (
+            Arc::clone(&gateway),
+            Arc::clone(&upstream),
+            original.clone(),
+        );
         async move {
             let mut params = JsonObject::new();
             params.insert("name".into(), Value::String(original));
@@ -332,9 +370,17 @@ fn prompt_def(
     prompt: &Prompt,
     offered_as: String,
 ) -> PromptDef {
-    let (gateway, upstream, original) = (Arc::clone(gateway), Arc::clone(upstream), prompt.name.clone());
+    let (gateway, upstream, original) = (
+        Arc::clone(gateway),
+        Arc::clone(upstream),
+        prompt.name.clone(),
+    );
     let mut def = PromptDef::new(offered_as, move |ctx: Context, arguments: JsonObject| {
-        let (gateway, upstream, original) = (Arc::clone(&gateway), Arc::clone(&upstream), original.clone());
+        let (gateway, upstream, original) = (
+            Arc::clone(&gateway),
+            Arc::clone(&upstream),
+            original.clone(),
+        );
         async move {
             let mut params = JsonObject::new();
             params.insert("name".into(), Value::String(original));
@@ -358,7 +404,11 @@ fn prompt_def(
 }
 
 /// Reads `uri` from `upstream`, its questions relayed.
-async fn read(gateway: Arc<Gateway>, upstream: Arc<Upstream>, ctx: Context) -> Result<ReadResourceResult, HandlerError> {
+async fn read(
+    gateway: Arc<Gateway>,
+    upstream: Arc<Upstream>,
+    ctx: Context,
+) -> Result<ReadResourceResult, HandlerError> {
     let mut params = JsonObject::new();
     params.insert("uri".into(), Value::String(ctx.target().to_owned()));
     let result = forward(&gateway, &ctx, &upstream, "resources/read", params).await?;
@@ -366,7 +416,11 @@ async fn read(gateway: Arc<Gateway>, upstream: Arc<Upstream>, ctx: Context) -> R
 }
 
 /// The gateway's resource for `resource` of `upstream` (same URI, namespaced name).
-fn resource_def(gateway: &Arc<Gateway>, upstream: &Arc<Upstream>, resource: &Resource) -> ResourceDef {
+fn resource_def(
+    gateway: &Arc<Gateway>,
+    upstream: &Arc<Upstream>,
+    resource: &Resource,
+) -> ResourceDef {
     let (gateway, upstream) = (Arc::clone(gateway), Arc::clone(upstream));
     let name = offered_name(upstream.name(), &resource.name);
     let mut def = ResourceDef::new(resource.uri.clone(), name, move |ctx: Context| {

@@ -251,7 +251,8 @@ impl Config {
         let limits = file.limits;
         if limits.held_calls == 0 || limits.held_calls_per_caller == 0 || limits.max_rounds == 0 {
             return Err(ConfigError::Invalid(
-                "limits: held_calls, held_calls_per_caller and max_rounds must be at least 1".into(),
+                "limits: held_calls, held_calls_per_caller and max_rounds must be at least 1"
+                    .into(),
             ));
         }
         Ok(Self { upstreams, limits })
@@ -279,15 +280,27 @@ mod tests {
             "[[upstream]]\nname = \"a\"\nurl = \"http://x\"\ncommand = [\"y\"]",
             "exactly one of command",
         );
-        refused("[[upstream]]\nname = \"a_b\"\nurl = \"http://x\"", "letters, digits");
+        refused(
+            "[[upstream]]\nname = \"a_b\"\nurl = \"http://x\"",
+            "letters, digits",
+        );
         refused(
             "[[upstream]]\nname = \"a\"\nurl = \"http://x\"\n[[upstream]]\nname = \"a\"\nurl = \"http://y\"",
             "two upstreams",
         );
         refused("[[upstream]]\nname = \"a\"\nurl = \"ftp://x\"", "http://");
-        refused("[[upstream]]\nname = \"a\"\ncommand = []", "at least a program");
-        refused("[[upstream]]\nname = \"a\"\nurl = \"http://x\"\nera = \"1999\"", "era");
-        refused("[[upstream]]\nname = \"a\"\nurl = \"http://x\"\ncolour = 1", "colour");
+        refused(
+            "[[upstream]]\nname = \"a\"\ncommand = []",
+            "at least a program",
+        );
+        refused(
+            "[[upstream]]\nname = \"a\"\nurl = \"http://x\"\nera = \"1999\"",
+            "era",
+        );
+        refused(
+            "[[upstream]]\nname = \"a\"\nurl = \"http://x\"\ncolour = 1",
+            "colour",
+        );
         refused(
             "[limits]\nheld_calls = 0\n[[upstream]]\nname = \"a\"\nurl = \"http://x\"",
             "at least 1",
@@ -303,7 +316,9 @@ mod tests {
         assert_eq!(c.limits.answer_timeout(), Duration::from_secs(30));
         assert_eq!(c.limits.max_rounds, Limits::default().max_rounds);
         assert_eq!(c.upstreams[0].era, UpstreamEra::Initialize);
-        assert!(matches!(&c.upstreams[0].transport, Transport::Stdio { command, env }
-            if command.len() == 2 && env["K"] == "v"));
+        assert!(
+            matches!(&c.upstreams[0].transport, Transport::Stdio { command, env }
+            if command.len() == 2 && env["K"] == "v")
+        );
     }
 }

@@ -96,7 +96,10 @@ pub(crate) async fn forward(
             asked,
         }) => {
             let mut answers = ctx.relay_answers(&asked)?;
-            let answer = asked.keys().next().and_then(|key| answers.shift_remove(key));
+            let answer = asked
+                .keys()
+                .next()
+                .and_then(|key| answers.shift_remove(key));
             let outcome = gateway
                 .instances
                 .answer(&instance, &call, ctx.principal(), answer)
@@ -130,9 +133,9 @@ async fn relayed_round(
     );
     params.insert("_meta".into(), Value::Object(meta));
     let result = upstream.request(method, params).await.map_err(failure)?;
-    match reply_of(result).map_err(|e| {
-        HandlerError::msg(format!("upstream {:?} answered: {e}", upstream.name()))
-    })? {
+    match reply_of(result)
+        .map_err(|e| HandlerError::msg(format!("upstream {:?} answered: {e}", upstream.name())))?
+    {
         Reply::Complete(result) => Ok(result),
         Reply::Task(_) => Err(HandlerError::msg(format!(
             "upstream {:?} answered with a task, which the gateway does not relay",

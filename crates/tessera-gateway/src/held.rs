@@ -40,7 +40,6 @@ pub(crate) enum Outcome {
     Failed(tessera_protocol::ErrorObject),
 }
 
-
 /// One held call.
 struct Held {
     events: mpsc::Receiver<Event>,
@@ -82,10 +81,14 @@ impl Drop for Slot {
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum Refused {
     /// The instance holds as many as it may.
-    #[error("this gateway instance holds {0} calls waiting for answers, as many as it may; retry later")]
+    #[error(
+        "this gateway instance holds {0} calls waiting for answers, as many as it may; retry later"
+    )]
     Instance(usize),
     /// The caller holds as many as it may.
-    #[error("you have {0} calls waiting for answers through this gateway, as many as one caller may; answer or abandon one first")]
+    #[error(
+        "you have {0} calls waiting for answers through this gateway, as many as one caller may; answer or abandon one first"
+    )]
     Caller(usize),
 }
 
@@ -106,7 +109,10 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 pub(crate) fn call_id() -> String {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
     tessera_state::random_id().unwrap_or_else(|| {
-        format!("n{}", NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+        format!(
+            "n{}",
+            NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        )
     })
 }
 
@@ -239,8 +245,15 @@ impl HeldCalls {
         };
         // A call whose question timed out upstream has gone on: what it says next tells.
         let _ = reply.send(answer);
-        self.next(&upstream, events, slot, principal, Some(call.to_owned()), patience)
-            .await
+        self.next(
+            &upstream,
+            events,
+            slot,
+            principal,
+            Some(call.to_owned()),
+            patience,
+        )
+        .await
     }
 
     /// Drops calls whose caller did not come back within the answer timeout

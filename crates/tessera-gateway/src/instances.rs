@@ -88,7 +88,10 @@ impl Instances {
         answer: Option<InputResponse>,
     ) -> Outcome {
         if holder == self.name() {
-            return self.held.answer(call, principal, answer, self.patience).await;
+            return self
+                .held
+                .answer(call, principal, answer, self.patience)
+                .await;
         }
         let Some(relay) = &self.relay else {
             return gone("this gateway runs alone (no --redis) and did not start the call");
@@ -106,10 +109,13 @@ impl Instances {
         let sent = match serde_json::to_value(&message) {
             Ok(response) => {
                 relay
-                    .forward(holder, RelayedAnswer {
-                        session: TO_HOLDER.into(),
-                        response,
-                    })
+                    .forward(
+                        holder,
+                        RelayedAnswer {
+                            session: TO_HOLDER.into(),
+                            response,
+                        },
+                    )
                     .await
             }
             Err(e) => Err(tessera_server::bridge::RelayError(e.to_string())),
@@ -150,20 +156,29 @@ impl Instances {
                 tokio::spawn(async move {
                     let outcome = self
                         .held
-                        .answer(&answer.call, answer.principal.as_deref(), answer.answer, self.patience)
+                        .answer(
+                            &answer.call,
+                            answer.principal.as_deref(),
+                            answer.answer,
+                            self.patience,
+                        )
                         .await;
                     let Some(relay) = &self.relay else { return };
                     let reply = Reply {
                         reply: answer.reply,
                         outcome,
                     };
-                    let Ok(response) = serde_json::to_value(&reply) else { return };
+                    let Ok(response) = serde_json::to_value(&reply) else {
+                        return;
+                    };
                     let back = RelayedAnswer {
                         session: TO_ASKER.into(),
                         response,
                     };
                     if !matches!(relay.forward(&answer.reply_to, back).await, Ok(true)) {
-                        tracing::info!("the instance that relayed an answer is gone; the outcome is dropped");
+                        tracing::info!(
+                            "the instance that relayed an answer is gone; the outcome is dropped"
+                        );
                     }
                 });
             }

@@ -43,7 +43,8 @@ fn main() -> ExitCode {
         |setup| {
             // Each instance relays answers to calls it does not hold over Redis, when shared.
             let relay = setup.redis().map(|redis| {
-                Arc::new(redis.answer_relay("tessera-gateway/held")) as Arc<dyn tessera_server::bridge::AnswerRelay>
+                Arc::new(redis.answer_relay("tessera-gateway/held"))
+                    as Arc<dyn tessera_server::bridge::AnswerRelay>
             });
             *gateway.borrow_mut() = Some(tessera_gateway::Gateway::new(config, relay));
             setup

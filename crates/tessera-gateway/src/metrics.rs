@@ -66,7 +66,8 @@ pub(crate) fn upstream_request(
 
 /// Calls held for `upstream` changed by `delta`.
 pub(crate) fn held_calls(upstream: &str, delta: i64) {
-    instruments()
-        .held_calls
-        .add(delta, &[KeyValue::new("tessera.upstream", upstream.to_owned())]);
+    instruments().held_calls.add(
+        delta,
+        &[KeyValue::new("tessera.upstream", upstream.to_owned())],
+    );
 }

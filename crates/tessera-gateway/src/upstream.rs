@@ -77,7 +77,9 @@ pub(crate) enum UpstreamError {
 pub(crate) fn error_object(error: &UpstreamError) -> tessera_protocol::ErrorObject {
     match error {
         UpstreamError::Rpc(e) => e.clone(),
-        other => tessera_protocol::ErrorObject::new(tessera_protocol::INTERNAL_ERROR, other.to_string()),
+        other => {
+            tessera_protocol::ErrorObject::new(tessera_protocol::INTERNAL_ERROR, other.to_string())
+        }
     }
 }
 
@@ -307,7 +309,12 @@ impl Upstream {
         let conn = self.connection().await?;
         let started = Instant::now();
         let result = conn.client.request(method, params).await;
-        crate::metrics::upstream_request(self.name(), method, started.elapsed(), result.as_ref().err());
+        crate::metrics::upstream_request(
+            self.name(),
+            method,
+            started.elapsed(),
+            result.as_ref().err(),
+        );
         match result {
             Ok(value) => Ok(value),
             Err(e) => {
@@ -343,7 +350,8 @@ impl Upstream {
             // One session per call: its pushes are its own.
             None => {
                 let kinds = kinds_of(caps);
-                let elicitor = Forwarder::direct(events.clone(), kinds, self.limits.answer_timeout());
+                let elicitor =
+                    Forwarder::direct(events.clone(), kinds, self.limits.answer_timeout());
                 let client = conn
                     .client
                     .new_session(Arc::new(elicitor))
@@ -360,14 +368,22 @@ impl Upstream {
                     upstream: self.config.name.clone(),
                 })?;
                 *lane.route.lock().unwrap_or_else(PoisonError::into_inner) = Some(events.clone());
-                (Arc::clone(&conn.client), Some((turn, Arc::clone(&lane.route))))
+                (
+                    Arc::clone(&conn.client),
+                    Some((turn, Arc::clone(&lane.route))),
+                )
             }
         };
         let upstream = Arc::clone(self);
         let task = async move {
             let started = Instant::now();
             let result = client.request(&method, params).await;
-            crate::metrics::upstream_request(upstream.name(), &method, started.elapsed(), result.as_ref().err());
+            crate::metrics::upstream_request(
+                upstream.name(),
+                &method,
+                started.elapsed(),
+                result.as_ref().err(),
+            );
             if let Err(e) = &result {
                 upstream.failed(&conn, e).await;
             }
@@ -378,7 +394,9 @@ impl Upstream {
                 }
                 None => client.close().await,
             }
-            let _ = events.send(Event::Done(result.map_err(|e| upstream.error_of(e)))).await;
+            let _ = events
+                .send(Event::Done(result.map_err(|e| upstream.error_of(e))))
+                .await;
         };
         tokio::spawn(tracing::Instrument::in_current_span(task));
         Ok(receiver)

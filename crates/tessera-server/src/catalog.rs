@@ -332,7 +332,11 @@ impl McpServer {
         admit_template(&template, &self.app_state)?;
         self.registry.change(|catalog| {
             let uri = &template.template.uri_template;
-            if catalog.templates.iter().any(|t| &t.template.uri_template == uri) {
+            if catalog
+                .templates
+                .iter()
+                .any(|t| &t.template.uri_template == uri)
+            {
                 return Err(BuildError(format!(
                     "resource template {uri:?} is registered already: remove it first"
                 ))

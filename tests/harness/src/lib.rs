@@ -296,6 +296,39 @@ impl Drop for LegacyHttpServer {
     }
 }
 
+/// A 2026-07-28 MCP server on the TypeScript SDK 2.x over Streamable HTTP
+/// (`tests/peers/ts_mrtr_http_server.mjs`): its tool `increase-counter`
+/// asks with multi round-trip requests.
+pub struct TsMrtrServer {
+    child: Child,
+    /// Its MCP endpoint.
+    pub url: String,
+}
+
+impl TsMrtrServer {
+    /// Starts it on a free port and waits until it listens.
+    pub fn start() -> Self {
+        let (child, ready) = start_node_peer(
+            "ts_mrtr_http_server.mjs",
+            "@modelcontextprotocol/server",
+            free_port(),
+        );
+        let url = ready
+            .trim()
+            .strip_prefix("ready ")
+            .unwrap_or_else(|| panic!("the TypeScript MRTR server did not start: {ready:?}"))
+            .to_owned();
+        Self { child, url }
+    }
+}
+
+impl Drop for TsMrtrServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 impl Drop for OidcProvider {
     fn drop(&mut self) {
         let _ = self.child.kill();
