@@ -326,6 +326,7 @@ fn tool_def(
 ) -> ToolDef {
     let (gateway, upstream, original) =
         (Arc::clone(gateway), Arc::clone(upstream), tool.name.clone());
+    let scopes = upstream.config.scopes.clone();
     let mut def = ToolDef::new(offered_as, move |ctx: Context, arguments: Value| {
         let (gateway, upstream, original) = (
             Arc::clone(&gateway),
@@ -341,6 +342,7 @@ fn tool_def(
         }
     })
     .asks()
+    .scopes(scopes)
     .input_schema(tool.input_schema.clone());
     if let Some(output) = &tool.output_schema {
         def = def.output_schema(output.clone());
@@ -375,6 +377,7 @@ fn prompt_def(
         Arc::clone(upstream),
         prompt.name.clone(),
     );
+    let scopes = upstream.config.scopes.clone();
     let mut def = PromptDef::new(offered_as, move |ctx: Context, arguments: JsonObject| {
         let (gateway, upstream, original) = (
             Arc::clone(&gateway),
@@ -390,6 +393,7 @@ fn prompt_def(
         }
     })
     .asks()
+    .scopes(scopes)
     .arguments(prompt.arguments.clone().unwrap_or_default());
     if let Some(title) = &prompt.title {
         def = def.title(title.clone());
@@ -423,10 +427,12 @@ fn resource_def(
 ) -> ResourceDef {
     let (gateway, upstream) = (Arc::clone(gateway), Arc::clone(upstream));
     let name = offered_name(upstream.name(), &resource.name);
+    let scopes = upstream.config.scopes.clone();
     let mut def = ResourceDef::new(resource.uri.clone(), name, move |ctx: Context| {
         read(Arc::clone(&gateway), Arc::clone(&upstream), ctx)
     })
-    .asks();
+    .asks()
+    .scopes(scopes);
     if let Some(mime) = &resource.mime_type {
         def = def.mime_type(mime.clone());
     }
@@ -447,6 +453,7 @@ fn template_def(
 ) -> ResourceTemplateDef {
     let (gateway, upstream) = (Arc::clone(gateway), Arc::clone(upstream));
     let name = offered_name(upstream.name(), &template.name);
+    let scopes = upstream.config.scopes.clone();
     let mut def = ResourceTemplateDef::new(
         template.uri_template.clone(),
         name,
@@ -454,7 +461,8 @@ fn template_def(
             read(Arc::clone(&gateway), Arc::clone(&upstream), ctx)
         },
     )
-    .asks();
+    .asks()
+    .scopes(scopes);
     if let Some(mime) = &template.mime_type {
         def = def.mime_type(mime.clone());
     }

@@ -12,6 +12,8 @@
 //!     name = "ts"
 //!     url = "http://127.0.0.1:9000/mcp"
 //!     headers = { Authorization = "Bearer upstream-token" }
+//!     scopes = ["ts:use"]          # what a caller's token must grant (with --oauth-issuer)
+//!     rate_limit = "60/min"        # calls of each of its tools per caller
 //! "#).unwrap();
 //! assert_eq!(config.upstreams.len(), 2);
 //! assert!(tessera_gateway::Config::from_toml("[[upstream]]\nname = \"a b\"\nurl = \"http://x\"").is_err());
@@ -46,6 +48,11 @@ pub struct Upstream {
     pub transport: Transport,
     /// Which protocol era to speak to it.
     pub era: UpstreamEra,
+    /// OAuth scopes a caller's token must grant to use anything it offers
+    /// (with `--oauth-issuer`), besides `--oauth-scope`.
+    pub scopes: Vec<String>,
+    /// Calls of each of its tools a caller may make per window, e.g. 60/min.
+    pub rate_limit: Option<(u32, Duration)>,
 }
 
 /// How an upstream is reached.
@@ -166,6 +173,9 @@ struct UpstreamEntry {
     headers: BTreeMap<String, String>,
     #[serde(default)]
     era: UpstreamEra,
+    #[serde(default)]
+    scopes: Vec<String>,
+    rate_limit: Option<String>,
 }
 
 impl Config {
@@ -237,10 +247,18 @@ impl Config {
                     )));
                 }
             };
+            let rate_limit = match entry.rate_limit.as_deref() {
+                None => None,
+                Some(text) => Some(tessera_server::middleware::RateLimit::parse(text).map_err(
+                    |e| ConfigError::Invalid(format!("upstream {name:?}: rate_limit: {e}")),
+                )?),
+            };
             upstreams.push(Upstream {
                 name,
                 transport,
                 era: entry.era,
+                scopes: entry.scopes,
+                rate_limit,
             });
         }
         if upstreams.is_empty() {
@@ -304,6 +322,10 @@ mod tests {
         refused(
             "[limits]\nheld_calls = 0\n[[upstream]]\nname = \"a\"\nurl = \"http://x\"",
             "at least 1",
+        );
+        refused(
+            "[[upstream]]\nname = \"a\"\nurl = \"http://x\"\nrate_limit = \"fast\"",
+            "N/min",
         );
     }
 

@@ -158,7 +158,7 @@ fn settle(ctx: &Context, outcome: Outcome, holder: &str) -> Result<Value, Handle
         Outcome::Done(result) => Ok(result),
         Outcome::Failed(error) => Err(HandlerError::rpc(error)),
         Outcome::Asked { call, key, request } => {
-            let asked: InputRequests = [(key, request)].into_iter().collect();
+            let asked: InputRequests = [(key, *request)].into_iter().collect();
             ctx.carry(&Carried::Held {
                 // The call stays where it is held: the ticket says so to whichever instance serves the retry.
                 instance: holder.to_owned(),

@@ -34,7 +34,7 @@ pub(crate) enum Outcome {
         /// The question's key.
         key: String,
         /// The question.
-        request: InputRequest,
+        request: Box<InputRequest>,
     },
     /// It failed: a JSON-RPC error to pass on.
     Failed(tessera_protocol::ErrorObject),

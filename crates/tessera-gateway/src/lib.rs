@@ -100,6 +100,28 @@ impl Gateway {
         .await;
     }
 
+    /// `builder` with each upstream's `rate_limit`: calls of each of its
+    /// tools per caller, the buckets in `store` (shared by the instances
+    /// when it is Redis).
+    pub fn rate_limits(
+        &self,
+        mut builder: tessera_server::McpServerBuilder,
+        store: Arc<dyn tessera_server::middleware::RateLimitStore>,
+    ) -> tessera_server::McpServerBuilder {
+        use tessera_server::middleware::{RateLimit, for_requests};
+        for upstream in &self.upstreams {
+            let Some((requests, window)) = upstream.config.rate_limit else {
+                continue;
+            };
+            let prefix = format!("{}{}", upstream.name(), naming::SEPARATOR);
+            builder = builder.middleware(for_requests(
+                move |r| r.tool().is_some_and(|t| t.starts_with(&prefix)),
+                RateLimit::in_store(requests, window, Arc::clone(&store)),
+            ));
+        }
+        builder
+    }
+
     /// Upstream calls held open now, waiting for their callers' answers.
     pub fn held_calls(&self) -> usize {
         self.held.len()

@@ -46,12 +46,18 @@ fn main() -> ExitCode {
                 Arc::new(redis.answer_relay("tessera-gateway/held"))
                     as Arc<dyn tessera_server::bridge::AnswerRelay>
             });
-            *gateway.borrow_mut() = Some(tessera_gateway::Gateway::new(config, relay));
-            setup
+            let made = tessera_gateway::Gateway::new(config, relay);
+            let buckets: Arc<dyn tessera_server::middleware::RateLimitStore> = match setup.redis() {
+                Some(redis) => Arc::new(redis.rate_limits("tessera-gateway/upstreams")),
+                None => Arc::new(tessera_server::middleware::MemoryRateLimits::default()),
+            };
+            let builder = setup
                 .server("tessera-gateway", env!("CARGO_PKG_VERSION"))
                 // A gateway ticket holds an upstream's state or names a held call: used once.
-                .single_use_tickets()
-                .build()
+                .single_use_tickets();
+            let server = made.rate_limits(builder, buckets).build();
+            *gateway.borrow_mut() = Some(made);
+            server
         },
         |server, options| {
             if let Some(gateway) = gateway.borrow_mut().take() {

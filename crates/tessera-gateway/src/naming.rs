@@ -19,7 +19,7 @@
 //! ```
 //! use tessera_gateway::naming::offered_name;
 //! assert_eq!(offered_name("booking", "find-room"), "booking__find-room");
-//! assert_eq!(offered_name("fs", "read.file"), "fs__read_file_3f5e1d6c");
+//! assert_eq!(offered_name("fs", "read.file"), "fs__read_file_dd32cdf5");
 //! assert!(offered_name("fs", &"x".repeat(100)).len() <= 64);
 //! ```
 

@@ -32,7 +32,7 @@ pub(crate) enum Event {
         /// The question's key (the one the server names, else its kind).
         key: String,
         /// The question.
-        request: InputRequest,
+        request: Box<InputRequest>,
         /// Where the caller's answer goes.
         reply: oneshot::Sender<InputResponse>,
     },
@@ -459,7 +459,7 @@ impl Forwarder {
         let (reply, answer) = oneshot::channel();
         sink.send(Event::Asked {
             key: key.to_owned(),
-            request,
+            request: Box::new(request),
             reply,
         })
         .await

@@ -212,6 +212,24 @@ impl<'a> Next<'a> {
     }
 }
 
+/// `inner` for the requests `applies` says, e.g. every tool whose name
+/// starts with a prefix; other requests pass it by.
+///
+/// ```
+/// use tessera_server::middleware::{RateLimit, for_requests};
+/// let limit = for_requests(
+///     |r| r.tool().is_some_and(|t| t.starts_with("booking__")),
+///     RateLimit::new(60, std::time::Duration::from_secs(60)),
+/// );
+/// # let _ = limit;
+/// ```
+pub fn for_requests(
+    applies: impl Fn(&McpRequest) -> bool + Send + Sync + 'static,
+    inner: impl Middleware,
+) -> impl Middleware {
+    Only { applies, inner }
+}
+
 /// `inner` for calls of these tools only; other requests pass it by.
 pub fn for_tools<I, S>(tools: I, inner: impl Middleware) -> impl Middleware
 where
@@ -219,10 +237,10 @@ where
     S: Into<String>,
 {
     let tools: Vec<String> = tools.into_iter().map(Into::into).collect();
-    Only {
-        applies: move |r: &McpRequest| r.tool().is_some_and(|t| tools.iter().any(|n| n == t)),
+    for_requests(
+        move |r: &McpRequest| r.tool().is_some_and(|t| tools.iter().any(|n| n == t)),
         inner,
-    }
+    )
 }
 
 /// `inner` for these methods only; other requests pass it by.
@@ -232,10 +250,7 @@ where
     S: Into<String>,
 {
     let methods: Vec<String> = methods.into_iter().map(Into::into).collect();
-    Only {
-        applies: move |r: &McpRequest| methods.contains(&r.method),
-        inner,
-    }
+    for_requests(move |r: &McpRequest| methods.contains(&r.method), inner)
 }
 
 /// A middleware that applies to some requests.
