@@ -4,6 +4,7 @@ ask: the gateway's stdio upstream in `crates/tessera-gateway/tests`.
 
 Tool `increase-counter` asks for an amount, then a confirmation, and answers
 "Counter increased by A; next value is N" (or "Counter increase cancelled.").
+Tool `grow` adds a tool `grown` and says so (`notifications/tools/list_changed`).
 
 usage: python_elicit_server.py   (serves on stdin/stdout)
 """
@@ -34,6 +35,18 @@ async def increase_counter(current: float, ctx: Context) -> str:
     if confirmation.action != "accept" or not confirmation.data.confirm:
         return "Counter increase cancelled."
     return f"Counter increased by {by:g}; next value is {current + by:g}"
+
+
+def grown() -> str:
+    """Added while serving."""
+    return "grown"
+
+
+@server.tool(name="grow", description="Adds the tool `grown` and tells the client its tools changed")
+async def grow(ctx: Context) -> str:
+    server.add_tool(grown, name="grown")
+    await ctx.session.send_tool_list_changed()
+    return "added grown"
 
 
 if __name__ == "__main__":

@@ -398,3 +398,70 @@ fn the_cli_draws_the_pushed_forms() {
         .unwrap();
     p.exp_eof().unwrap();
 }
+
+/// An upstream's list change is the gateway's: the stdio server adds a tool
+/// and says so, and the gateway offers it.
+#[tokio::test]
+async fn an_upstreams_list_change_is_the_gateways() {
+    let ts = TsMrtrServer::start();
+    let dir = TempDir::new("gateway-lists");
+    let gw = gateway(&config(&dir.0, &ts.url, "py-lists.py", ""), &[]);
+    let http = reqwest::Client::new();
+    let names = |reply: &McpReply| -> Vec<String> {
+        let tools = reply.body["result"]["tools"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        tools
+            .iter()
+            .filter_map(|t| t["name"].as_str().map(str::to_owned))
+            .collect()
+    };
+    let before = mcp_post(&http, &gw.url, None, 1, "tools/list", json!({})).await;
+    assert!(
+        !names(&before).contains(&"py__grown".to_owned()),
+        "{}",
+        before.body
+    );
+    let grew = mcp_post(
+        &http,
+        &gw.url,
+        None,
+        2,
+        "tools/call",
+        json!({"name": "py__grow", "arguments": {}}),
+    )
+    .await;
+    assert_eq!(
+        grew.body["result"]["content"][0]["text"], "added grown",
+        "{}",
+        grew.body
+    );
+    let started = Instant::now();
+    loop {
+        let now = mcp_post(&http, &gw.url, None, 3, "tools/list", json!({})).await;
+        if names(&now).contains(&"py__grown".to_owned()) {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "not offered: {}",
+            now.body
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let called = mcp_post(
+        &http,
+        &gw.url,
+        None,
+        4,
+        "tools/call",
+        json!({"name": "py__grown", "arguments": {}}),
+    )
+    .await;
+    assert_eq!(
+        called.body["result"]["content"][0]["text"], "grown",
+        "{}",
+        called.body
+    );
+}
