@@ -465,3 +465,28 @@ async fn an_upstreams_list_change_is_the_gateways() {
         called.body
     );
 }
+
+/// Every flag `tessera-gateway --help` prints is in the guide: the Gateway
+/// chapter or the Startup chapter it refers to.
+#[test]
+fn every_flag_of_the_help_is_in_the_guide() {
+    const GATEWAY: &str = include_str!("../../tessera/docs/gateway.md");
+    const STARTUP: &str = include_str!("../../tessera/docs/startup.md");
+    let out = Command::new(env!("CARGO_BIN_EXE_tessera-gateway"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    let flags: std::collections::BTreeSet<&str> = help
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+        .filter(|w| w.starts_with("--") && w.len() > 2 && !matches!(*w, "--help" | "--version"))
+        .collect();
+    assert!(flags.contains("--config") && flags.len() >= 10, "{help}");
+    let documented = |flag: &str| {
+        [GATEWAY, STARTUP]
+            .iter()
+            .any(|doc| doc.contains(&format!("`{flag}")) || doc.contains(&format!(" {flag} ")))
+    };
+    let missing: Vec<&&str> = flags.iter().filter(|f| !documented(f)).collect();
+    assert!(missing.is_empty(), "not in the guide: {missing:?}");
+}

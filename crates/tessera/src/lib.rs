@@ -137,6 +137,8 @@ pub mod docs {
     pub mod observability {}
     #[doc = include_str!("../docs/cli.md")]
     pub mod cli {}
+    #[doc = include_str!("../docs/gateway.md")]
+    pub mod gateway {}
     #[doc = include_str!("../docs/conformance.md")]
     pub mod conformance {}
     #[doc = include_str!("../docs/architecture.md")]
