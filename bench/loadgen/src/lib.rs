@@ -13,10 +13,13 @@ use tokio::net::TcpStream;
 
 const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"loadgen","version":"1"},"io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}}}}"#;
 
-/// Where the load goes: an `http://HOST:PORT/PATH` URL.
+/// Where the load goes: an `http://HOST:PORT/PATH` URL, and the name the
+/// counter's tool has there (`increase-counter`, or a gateway's
+/// `UP__increase-counter`).
 pub struct Target {
     url: http::Uri,
     authority: String,
+    tool: String,
 }
 
 impl Target {
@@ -29,7 +32,17 @@ impl Target {
         let authority = url
             .authority()
             .map_or_else(|| "127.0.0.1".to_owned(), |a| a.to_string());
-        Ok(Self { url, authority })
+        Ok(Self {
+            url,
+            authority,
+            tool: "increase-counter".into(),
+        })
+    }
+
+    /// The same target, its counter's tool called `tool`.
+    pub fn tool(mut self, tool: impl Into<String>) -> Self {
+        self.tool = tool.into();
+        self
     }
 
     /// A POST of `payload` to the target's path with the MCP headers every
@@ -133,7 +146,7 @@ impl Connection {
             .post()
             .header("MCP-Protocol-Version", "2026-07-28")
             .header("Mcp-Method", "tools/call")
-            .header("Mcp-Name", "increase-counter")
+            .header("Mcp-Name", target.tool.as_str())
             .body(Full::new(Bytes::from(payload)))
             .map_err(|e| e.to_string())?;
         let response = self.send(request).await?;
@@ -170,18 +183,23 @@ pub async fn read_text(body: Incoming) -> Result<String, String> {
 pub enum Round<'a> {
     /// No ticket: the server asks for the amount.
     First,
-    /// The amount (5) with round one's ticket: the server asks to confirm.
-    Amount(&'a str),
-    /// The confirmation with round two's ticket: the server answers.
-    Confirm(&'a str),
+    /// The amount (5) with round one's step: the server asks to confirm.
+    Amount(&'a Step),
+    /// The confirmation with round two's step: the server answers.
+    Confirm(&'a Step),
 }
 
-/// What one round took and the ticket it handed back (none after the last).
+/// What one round took, and what the next one answers: the ticket it
+/// handed back and the key of its question (none after the last).
+#[derive(Debug, Clone, Default)]
 pub struct Step {
     /// Time from sending the request to the whole answer.
     pub latency: Duration,
     /// The `requestState` to echo in the next round.
     pub ticket: Option<String>,
+    /// The key of the question asked (`amount` and `confirmation` from the
+    /// counter; `elicitation` from a gateway relaying a server that names none).
+    pub key: Option<String>,
 }
 
 /// Sends one round of `increase-counter` (current 10) with JSON-RPC id `id`
@@ -192,17 +210,30 @@ pub async fn round(
     id: u64,
     round: Round<'_>,
 ) -> Result<Step, String> {
+    let parts = |step: &Step| {
+        (
+            step.ticket.clone().unwrap_or_default(),
+            step.key.clone().unwrap_or_default(),
+        )
+    };
     let extra = match round {
         Round::First => String::new(),
-        Round::Amount(ticket) => format!(
-            r#","inputResponses":{{"amount":{{"action":"accept","content":{{"amount":5}}}}}},"requestState":"{ticket}""#
-        ),
-        Round::Confirm(ticket) => format!(
-            r#","inputResponses":{{"confirmation":{{"action":"accept","content":{{"confirm":true}}}}}},"requestState":"{ticket}""#
-        ),
+        Round::Amount(step) => {
+            let (ticket, key) = parts(step);
+            format!(
+                r#","inputResponses":{{"{key}":{{"action":"accept","content":{{"amount":5}}}}}},"requestState":"{ticket}""#
+            )
+        }
+        Round::Confirm(step) => {
+            let (ticket, key) = parts(step);
+            format!(
+                r#","inputResponses":{{"{key}":{{"action":"accept","content":{{"confirm":true}}}}}},"requestState":"{ticket}""#
+            )
+        }
     };
     let payload = format!(
-        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{{META},"name":"increase-counter","arguments":{{"current":10}}{extra}}}}}"#
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{{META},"name":"{tool}","arguments":{{"current":10}}{extra}}}}}"#,
+        tool = target.tool,
     );
     let started = Instant::now();
     let answer = conn.call(target, payload).await?;
@@ -218,20 +249,32 @@ pub async fn round(
     if !answer.contains(expected) {
         return Err(format!("expected {expected} in the answer: {answer}"));
     }
-    let ticket = match round {
-        Round::Confirm(_) => None,
-        _ => Some(
-            ticket(&answer)
-                .ok_or_else(|| format!("no requestState in {answer}"))?
-                .to_owned(),
+    let (ticket, key) = match round {
+        Round::Confirm(_) => (None, None),
+        _ => (
+            Some(
+                member(&answer, r#""requestState":""#)
+                    .ok_or_else(|| format!("no requestState in {answer}"))?
+                    .to_owned(),
+            ),
+            Some(
+                member(&answer, r#""inputRequests":{""#)
+                    .ok_or_else(|| format!("no inputRequests in {answer}"))?
+                    .to_owned(),
+            ),
         ),
     };
-    Ok(Step { latency, ticket })
+    Ok(Step {
+        latency,
+        ticket,
+        key,
+    })
 }
 
-/// The `requestState` string of a response (tickets are base64url and dots: no escapes).
-fn ticket(body: &str) -> Option<&str> {
-    let start = body.find(r#""requestState":""#)? + r#""requestState":""#.len();
+/// The string after `prefix` in a response, to its closing quote: the
+/// `requestState` (base64url and dots) or the first question's key (no escapes in either).
+fn member<'a>(body: &'a str, prefix: &str) -> Option<&'a str> {
+    let start = body.find(prefix)? + prefix.len();
     let len = body[start..].find('"')?;
     Some(&body[start..start + len])
 }

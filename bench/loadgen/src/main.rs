@@ -20,10 +20,11 @@ struct Settings {
     label: String,
 }
 
-const USAGE: &str = "usage: loadgen --url http://127.0.0.1:8787/mcp [--concurrency 16] [--duration 10] [--warmup 2] [--label NAME]";
+const USAGE: &str = "usage: loadgen --url http://127.0.0.1:8787/mcp [--concurrency 16] [--duration 10] [--warmup 2] [--label NAME] [--tool increase-counter]";
 
 fn settings() -> Result<Settings, String> {
     let mut url = None;
+    let mut tool = String::from("increase-counter");
     let mut concurrency = 16;
     let mut duration = 10.0;
     let mut warmup = 2.0;
@@ -36,6 +37,7 @@ fn settings() -> Result<Settings, String> {
         };
         match a.as_str() {
             "--url" => url = Some(value()?),
+            "--tool" => tool = value()?,
             "--concurrency" | "-c" => {
                 concurrency = value()?
                     .parse()
@@ -50,7 +52,7 @@ fn settings() -> Result<Settings, String> {
         }
     }
     Ok(Settings {
-        target: Target::parse(&url.ok_or(USAGE)?)?,
+        target: Target::parse(&url.ok_or(USAGE)?)?.tool(tool),
         concurrency: concurrency.max(1),
         duration: Duration::from_secs_f64(duration),
         warmup: Duration::from_secs_f64(warmup),
@@ -79,10 +81,8 @@ async fn flow(
         *next_id
     };
     let first = round(conn, target, id(), Round::First).await?;
-    let ticket = first.ticket.unwrap_or_default();
-    let second = round(conn, target, id(), Round::Amount(&ticket)).await?;
-    let ticket = second.ticket.unwrap_or_default();
-    let third = round(conn, target, id(), Round::Confirm(&ticket)).await?;
+    let second = round(conn, target, id(), Round::Amount(&first)).await?;
+    let third = round(conn, target, id(), Round::Confirm(&second)).await?;
     Ok([first.latency, second.latency, third.latency])
 }
 

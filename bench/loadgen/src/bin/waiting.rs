@@ -25,7 +25,7 @@ use loadgen::{Connection, Round, Target, read_text, round};
 use serde_json::{Value, json};
 use tokio::sync::{Semaphore, watch};
 
-const USAGE: &str = "usage: waiting --url URL --pid SERVER_PID [--mode mrtr|legacy] [--flows 1000] [--think 30] [--concurrency 64] [--samples FILE] [--label NAME]";
+const USAGE: &str = "usage: waiting --url URL --pid SERVER_PID [--mode mrtr|legacy] [--flows 1000] [--think 30] [--concurrency 64] [--samples FILE] [--label NAME] [--tool increase-counter] [--upstream-pid PID]";
 
 /// The phases of a run, in order; samples are tagged with the current one.
 const PHASES: [&str; 6] = ["warming", "idle", "asking", "thinking", "answering", "done"];
@@ -45,10 +45,14 @@ struct Settings {
     concurrency: usize,
     samples: Option<String>,
     label: String,
+    /// The server behind a gateway, read beside it.
+    upstream_pid: Option<u32>,
 }
 
 fn settings() -> Result<Settings, String> {
     let (mut url, mut pid, mut mode) = (None, None, Mode::Mrtr);
+    let mut tool = String::from("increase-counter");
+    let mut upstream_pid = None;
     let (mut flows, mut think, mut concurrency) = (1000, 30.0, 64);
     let (mut samples, mut label) = (None, String::from("target"));
     let mut args = std::env::args().skip(1);
@@ -60,6 +64,7 @@ fn settings() -> Result<Settings, String> {
         let number = |v: String| v.parse::<f64>().map_err(|_| format!("{a} takes a number"));
         match a.as_str() {
             "--url" => url = Some(value()?),
+            "--tool" => tool = value()?,
             "--pid" => pid = Some(number(value()?)? as u32),
             "--mode" => {
                 mode = match value()?.as_str() {
@@ -73,11 +78,12 @@ fn settings() -> Result<Settings, String> {
             "--concurrency" | "-c" => concurrency = number(value()?)? as usize,
             "--samples" => samples = Some(value()?),
             "--label" => label = value()?,
+            "--upstream-pid" => upstream_pid = Some(number(value()?)? as u32),
             _ => return Err(format!("unknown argument {a}\n{USAGE}")),
         }
     }
     Ok(Settings {
-        target: Target::parse(&url.ok_or(USAGE)?)?,
+        target: Target::parse(&url.ok_or(USAGE)?)?.tool(tool),
         pid: pid.ok_or(USAGE)?,
         mode,
         flows: flows.max(1),
@@ -85,6 +91,7 @@ fn settings() -> Result<Settings, String> {
         concurrency: concurrency.max(1),
         samples,
         label,
+        upstream_pid,
     })
 }
 
@@ -96,6 +103,8 @@ struct Sample {
     rss_kb: u64,
     sockets: u64,
     threads: u64,
+    /// The RSS of the server behind a gateway, when there is one.
+    upstream_rss_kb: u64,
 }
 
 /// Reads VmRSS and Threads from `/proc/PID/status` and counts the sockets
@@ -161,7 +170,7 @@ async fn run_mrtr(
                     .await;
                     match result {
                         Ok(step) => {
-                            tickets.lock().expect("not poisoned").push(step.ticket);
+                            tickets.lock().expect("not poisoned").push(step);
                             progress.paused.fetch_add(1, Ordering::Relaxed);
                         }
                         Err(e) => {
@@ -189,13 +198,11 @@ async fn run_mrtr(
                 let mut conn = None;
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(ticket) = tickets.get(i) else { break };
+                    let Some(first) = tickets.get(i) else { break };
                     let result = async {
                         let c = Connection::reuse(&mut conn, &settings.target).await?;
-                        let ticket = ticket.as_deref().unwrap_or_default();
-                        let step = round(c, &settings.target, 2, Round::Amount(ticket)).await?;
-                        let ticket = step.ticket.unwrap_or_default();
-                        round(c, &settings.target, 3, Round::Confirm(&ticket)).await
+                        let step = round(c, &settings.target, 2, Round::Amount(first)).await?;
+                        round(c, &settings.target, 3, Round::Confirm(&step)).await
                     }
                     .await;
                     match result {
@@ -465,7 +472,7 @@ async fn run_phases(settings: Arc<Settings>, progress: Arc<Progress>) -> Vec<Sam
     let phase = Arc::new(AtomicU8::new(0));
     let started = Instant::now();
     let sampler = {
-        let (phase, pid) = (Arc::clone(&phase), settings.pid);
+        let (phase, pid, upstream) = (Arc::clone(&phase), settings.pid, settings.upstream_pid);
         tokio::spawn(async move {
             let mut samples = Vec::new();
             let mut tick = tokio::time::interval(Duration::from_millis(250));
@@ -479,6 +486,9 @@ async fn run_phases(settings: Arc<Settings>, progress: Arc<Progress>) -> Vec<Sam
                         rss_kb,
                         sockets,
                         threads,
+                        upstream_rss_kb: upstream
+                            .and_then(read_process)
+                            .map_or(0, |(rss_kb, _, _)| rss_kb),
                     });
                 }
                 if phase as usize == PHASES.len() - 1 {
@@ -544,6 +554,10 @@ fn report(settings: &Settings, progress: &Progress, samples: &[Sample]) -> ExitC
         "first_error": progress.first_error.lock().expect("not poisoned").clone(),
         "idle": {"rss_kb": idle.rss_kb, "sockets": idle.sockets, "threads": idle.threads},
         "thinking": {"rss_kb": peak(|s| s.rss_kb), "sockets": peak(|s| s.sockets), "threads": peak(|s| s.threads)},
+        "upstream": settings.upstream_pid.map(|_| json!({
+            "idle_rss_kb": idle.upstream_rss_kb,
+            "thinking_rss_kb": peak(|s| s.upstream_rss_kb),
+        })),
     });
     println!("{summary}");
     if errors > 0 || completed != settings.flows {
