@@ -297,10 +297,10 @@ async fn a_stdio_upstream_killed_mid_flow_is_restarted() {
     );
     // The next call is served once the process is back (within its backoff).
     let started = Instant::now();
-    loop {
+    let again = loop {
         let again = round(&http, &gw.url, 4, tool, json!({})).await;
         if again.body["result"]["resultType"] == "input_required" {
-            break;
+            break again;
         }
         assert!(
             started.elapsed() < Duration::from_secs(20),
@@ -308,7 +308,66 @@ async fn a_stdio_upstream_killed_mid_flow_is_restarted() {
             again.body
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    };
+    // A decline ends that call, and frees the stdio server's one-call lane.
+    let declined = round(
+        &http,
+        &gw.url,
+        5,
+        tool,
+        json!({
+            "requestState": state(&again),
+            "inputResponses": {asked_key(&again): {"action": "decline"}},
+        }),
+    )
+    .await;
+    assert_eq!(
+        declined.body["result"]["content"][0]["text"], "Counter increase cancelled.",
+        "{}",
+        declined.body
+    );
+    // An HTTP upstream that is down gets the same: an error naming it, the others serving.
+    drop(ts);
+    let down = round(&http, &gw.url, 5, "ts__increase-counter", json!({})).await;
+    let message = down.body["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("\"ts\""),
+        "the error names the upstream: {}",
+        down.body
+    );
+    let still = round(&http, &gw.url, 6, tool, json!({})).await;
+    assert_eq!(
+        still.body["result"]["resultType"], "input_required",
+        "{}",
+        still.body
+    );
+}
+
+/// An upstream's `rate_limit` counts calls of each of its tools per caller;
+/// the other upstream's tools are not counted.
+#[tokio::test]
+async fn an_upstreams_rate_limit_applies_to_its_tools_only() {
+    let ts = TsMrtrServer::start();
+    let dir = TempDir::new("gateway-rate");
+    let path = config(&dir.0, &ts.url, "py-rate.py", "");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, format!("{text}rate_limit = \"1/h\"\n")).unwrap();
+    let gw = gateway(&path, &[]);
+    let http = reqwest::Client::new();
+    let first = round(&http, &gw.url, 1, "ts__increase-counter", json!({})).await;
+    assert_eq!(
+        first.body["result"]["resultType"], "input_required",
+        "{}",
+        first.body
+    );
+    let limited = round(&http, &gw.url, 2, "ts__increase-counter", json!({})).await;
+    assert_eq!(limited.status, 429, "{}", limited.body);
+    let other = round(&http, &gw.url, 3, "py__increase-counter", json!({})).await;
+    assert_eq!(
+        other.body["result"]["resultType"], "input_required",
+        "{}",
+        other.body
+    );
 }
 
 /// Held calls are bounded per caller: past the bound a call is refused
