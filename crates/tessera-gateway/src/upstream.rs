@@ -268,9 +268,14 @@ impl Upstream {
     }
 
     /// Marks the connection dead after `error`, when the error says the
-    /// process or the server is gone; the next use connects again.
+    /// process exited or the server cannot be reached (not when one slow
+    /// request timed out); the next use connects again.
     async fn failed(&self, conn: &Arc<Connection>, error: &ClientError) {
-        let gone = matches!(error, ClientError::Process(_) | ClientError::Transport(_));
+        let gone = match error {
+            ClientError::Process(_) => true,
+            ClientError::Transport(e) => e.is_connect(),
+            _ => false,
+        };
         if !gone {
             return;
         }
