@@ -139,42 +139,11 @@ fn json_output_tools_discover_and_keygen() {
     assert_eq!(r.code, 4, "{}", r.stderr);
 }
 
-/// Types `keys` once the prompt has settled (input sent while a prompt is
-/// still switching the terminal to raw mode can be lost).
-fn key(p: &mut rexpect::session::PtySession, keys: &str) {
-    std::thread::sleep(std::time::Duration::from_millis(300));
-    p.send(keys).unwrap();
-    p.flush().unwrap();
-}
-
-/// Answers the counter's two forms at the terminal's prompts: 5, then yes.
-fn interactive_counter_flow(mut cmd: Command) {
-    cmd.env("TERM", "xterm");
-    let mut p = rexpect::session::spawn_command(cmd, Some(20_000)).unwrap();
-    p.exp_string("By how much should the counter increase?")
-        .unwrap();
-    p.exp_string("The amount to add to the current value")
-        .unwrap();
-    key(&mut p, "5");
-    key(&mut p, "\r");
-    p.exp_string("Send these answers?").unwrap();
-    key(&mut p, "\r");
-    p.exp_string("Increase 10 by 5?").unwrap();
-    p.exp_string("Confirm increase").unwrap();
-    key(&mut p, "y");
-    key(&mut p, "\r");
-    p.exp_string("Send these answers?").unwrap();
-    key(&mut p, "\r");
-    p.exp_string("Counter increased by 5; next value is 15")
-        .unwrap();
-    p.exp_eof().unwrap();
-}
-
 #[test]
 fn interactive_in_a_pseudo_terminal() {
     let mut cmd = Command::new(TESSERA);
     cmd.args(["call", counter_url(), "increase-counter", "current=10"]);
-    interactive_counter_flow(cmd);
+    test_harness::counter_forms_in_a_terminal(cmd);
 }
 
 /// The `counter` binary beside `tessera` (`cargo test --workspace` builds both).
@@ -267,7 +236,7 @@ fn stdio_interactive_in_a_pseudo_terminal() {
         "increase-counter",
         "current=10",
     ]));
-    interactive_counter_flow(cmd);
+    test_harness::counter_forms_in_a_terminal(cmd);
 }
 
 #[test]

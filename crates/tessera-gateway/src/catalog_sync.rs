@@ -190,121 +190,107 @@ async fn apply(
 ) {
     let upstream = &gateway.upstreams[index];
     let name = upstream.name();
-    let report = |what: &str, id: &str, e: &dyn std::fmt::Display| {
+    let owners = &gateway.owners;
+    let named = |n: &str| offered_name(name, n);
+    let report = |what: &str, id: &str, e: tessera_server::CatalogError| {
         tracing::warn!(upstream = %name, %what, %id, error = %e, "not offered through the gateway");
     };
+    let always = |_: &str| true;
 
-    let tools: BTreeMap<String, Tool> = lists
-        .tools
-        .into_iter()
-        .map(|t| (offered_name(name, &t.name), t))
-        .collect();
-    for gone in changed(&offered.tools, &tools) {
-        let _ = server.remove_tool(&gone).await;
-        offered.tools.remove(&gone);
+    let tools = lists.tools.into_iter().map(|t| (named(&t.name), t));
+    let (gone, new) = plan(&mut offered.tools, tools.collect(), always, always);
+    for key in gone {
+        let _ = server.remove_tool(&key).await;
     }
-    for (offered_as, tool) in tools {
-        if offered.tools.contains_key(&offered_as) {
-            continue;
-        }
+    for (key, tool) in new {
         match server
-            .add_tool(tool_def(gateway, upstream, &tool, offered_as.clone()))
+            .add_tool(tool_def(gateway, upstream, &tool, key.clone()))
             .await
         {
-            Ok(()) => {
-                offered.tools.insert(offered_as, tool);
-            }
-            Err(e) => report("tool", &offered_as, &e),
+            Ok(()) => drop(offered.tools.insert(key, tool)),
+            Err(e) => report("tool", &key, e),
         }
     }
 
-    let prompts: BTreeMap<String, Prompt> = lists
-        .prompts
-        .into_iter()
-        .map(|p| (offered_name(name, &p.name), p))
-        .collect();
-    for gone in changed(&offered.prompts, &prompts) {
-        let _ = server.remove_prompt(&gone).await;
-        offered.prompts.remove(&gone);
+    let prompts = lists.prompts.into_iter().map(|p| (named(&p.name), p));
+    let (gone, new) = plan(&mut offered.prompts, prompts.collect(), always, always);
+    for key in gone {
+        let _ = server.remove_prompt(&key).await;
     }
-    for (offered_as, prompt) in prompts {
-        if offered.prompts.contains_key(&offered_as) {
-            continue;
-        }
+    for (key, prompt) in new {
         match server
-            .add_prompt(prompt_def(gateway, upstream, &prompt, offered_as.clone()))
+            .add_prompt(prompt_def(gateway, upstream, &prompt, key.clone()))
             .await
         {
-            Ok(()) => {
-                offered.prompts.insert(offered_as, prompt);
-            }
-            Err(e) => report("prompt", &offered_as, &e),
+            Ok(()) => drop(offered.prompts.insert(key, prompt)),
+            Err(e) => report("prompt", &key, e),
         }
     }
 
+    // Resources and templates go by URI: the first upstream in the
+    // configuration serves one, displacing an upstream listed later.
+    let claim = |uri: &str| owners.claim(uri, index);
+    let release = |uri: &str| owners.release(uri, index);
     // A URI an upstream listed earlier took over is tried again once it is free.
-    offered
-        .resources
-        .retain(|uri, _| gateway.owners.owns(uri, index));
-    offered
-        .templates
-        .retain(|uri, _| gateway.owners.owns(uri, index));
-    let resources: BTreeMap<String, Resource> = lists
-        .resources
-        .into_iter()
-        .map(|r| (r.uri.clone(), r))
-        .collect();
-    for gone in changed(&offered.resources, &resources) {
-        if gateway.owners.release(&gone, index) {
-            let _ = server.remove_resource(&gone).await;
-        }
-        offered.resources.remove(&gone);
+    offered.resources.retain(|uri, _| owners.owns(uri, index));
+    offered.templates.retain(|uri, _| owners.owns(uri, index));
+
+    let resources = lists.resources.into_iter().map(|r| (r.uri.clone(), r));
+    let (gone, new) = plan(&mut offered.resources, resources.collect(), claim, release);
+    for uri in gone {
+        let _ = server.remove_resource(&uri).await;
     }
-    for (uri, resource) in resources {
-        if offered.resources.contains_key(&uri) || !gateway.owners.claim(&uri, index) {
-            continue;
-        }
-        // Another upstream listed later may hold it: this one comes first.
+    for (uri, resource) in new {
         let _ = server.remove_resource(&uri).await;
         match server
             .add_resource(resource_def(gateway, upstream, &resource))
             .await
         {
-            Ok(()) => {
-                offered.resources.insert(uri, resource);
-            }
-            Err(e) => report("resource", &uri, &e),
+            Ok(()) => drop(offered.resources.insert(uri, resource)),
+            Err(e) => report("resource", &uri, e),
         }
     }
 
-    let templates: BTreeMap<String, ResourceTemplate> = lists
+    let templates = lists
         .templates
         .into_iter()
-        .map(|t| (t.uri_template.clone(), t))
+        .map(|t| (t.uri_template.clone(), t));
+    let (gone, new) = plan(&mut offered.templates, templates.collect(), claim, release);
+    for uri in gone {
+        let _ = server.remove_resource_template(&uri).await;
+    }
+    for (uri, template) in new {
+        let _ = server.remove_resource_template(&uri).await;
+        match (server.add_resource_template(template_def(gateway, upstream, &template))).await {
+            Ok(()) => drop(offered.templates.insert(uri, template)),
+            Err(e) => report("resource template", &uri, e),
+        }
+    }
+}
+
+/// The difference between `offered` (what the gateway offers for an
+/// upstream, by key) and `now` (what the upstream lists): the keys to take
+/// off the catalog (gone or changed, and `released` by this upstream), and
+/// the definitions to add (new or changed, and `claim`ed by it). Keys gone
+/// leave `offered` now; added ones join it once registered.
+fn plan<T: PartialEq>(
+    offered: &mut BTreeMap<String, T>,
+    now: BTreeMap<String, T>,
+    claim: impl Fn(&str) -> bool,
+    release: impl Fn(&str) -> bool,
+) -> (Vec<String>, Vec<(String, T)>) {
+    let mut gone = Vec::new();
+    for key in changed(offered, &now) {
+        offered.remove(&key);
+        if release(&key) {
+            gone.push(key);
+        }
+    }
+    let new = now
+        .into_iter()
+        .filter(|(key, _)| !offered.contains_key(key) && claim(key))
         .collect();
-    for gone in changed(&offered.templates, &templates) {
-        if gateway.owners.release(&gone, index) {
-            let _ = server.remove_resource_template(&gone).await;
-        }
-        offered.templates.remove(&gone);
-    }
-    for (uri_template, template) in templates {
-        if offered.templates.contains_key(&uri_template)
-            || !gateway.owners.claim(&uri_template, index)
-        {
-            continue;
-        }
-        let _ = server.remove_resource_template(&uri_template).await;
-        match server
-            .add_resource_template(template_def(gateway, upstream, &template))
-            .await
-        {
-            Ok(()) => {
-                offered.templates.insert(uri_template, template);
-            }
-            Err(e) => report("resource template", &uri_template, &e),
-        }
-    }
+    (gone, new)
 }
 
 /// The keys offered before that are gone from `now`, or whose definition

@@ -431,31 +431,8 @@ fn the_cli_draws_the_pushed_forms() {
     let dir = TempDir::new("gateway-cli");
     let gw = gateway(&config(&dir.0, &ts.url, "py-cli.py", ""), &[]);
     let mut cmd = Command::new(tessera);
-    cmd.args(["call", &gw.url, "py__increase-counter", "current=10"])
-        .env("TERM", "xterm");
-    let mut p = rexpect::session::spawn_command(cmd, Some(30_000)).unwrap();
-    let key = |p: &mut rexpect::session::PtySession, keys: &str| {
-        std::thread::sleep(Duration::from_millis(300));
-        p.send(keys).unwrap();
-        p.flush().unwrap();
-    };
-    p.exp_string("By how much should the counter increase?")
-        .unwrap();
-    p.exp_string("The amount to add to the current value")
-        .unwrap();
-    key(&mut p, "5");
-    key(&mut p, "\r");
-    p.exp_string("Send these answers?").unwrap();
-    key(&mut p, "\r");
-    p.exp_string("Increase 10 by 5?").unwrap();
-    p.exp_string("Confirm increase").unwrap();
-    key(&mut p, "y");
-    key(&mut p, "\r");
-    p.exp_string("Send these answers?").unwrap();
-    key(&mut p, "\r");
-    p.exp_string("Counter increased by 5; next value is 15")
-        .unwrap();
-    p.exp_eof().unwrap();
+    cmd.args(["call", &gw.url, "py__increase-counter", "current=10"]);
+    test_harness::counter_forms_in_a_terminal(cmd);
 }
 
 /// An upstream's list change is the gateway's: the stdio server adds a tool
@@ -531,21 +508,7 @@ async fn an_upstreams_list_change_is_the_gateways() {
 fn every_flag_of_the_help_is_in_the_guide() {
     const GATEWAY: &str = include_str!("../../tessera/docs/gateway.md");
     const STARTUP: &str = include_str!("../../tessera/docs/startup.md");
-    let out = Command::new(env!("CARGO_BIN_EXE_tessera-gateway"))
-        .arg("--help")
-        .output()
-        .unwrap();
-    let help = String::from_utf8_lossy(&out.stdout);
-    let flags: std::collections::BTreeSet<&str> = help
-        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
-        .filter(|w| w.starts_with("--") && w.len() > 2 && !matches!(*w, "--help" | "--version"))
-        .collect();
-    assert!(flags.contains("--config") && flags.len() >= 10, "{help}");
-    let documented = |flag: &str| {
-        [GATEWAY, STARTUP]
-            .iter()
-            .any(|doc| doc.contains(&format!("`{flag}")) || doc.contains(&format!(" {flag} ")))
-    };
-    let missing: Vec<&&str> = flags.iter().filter(|f| !documented(f)).collect();
+    let gateway = Path::new(env!("CARGO_BIN_EXE_tessera-gateway"));
+    let missing = test_harness::undocumented_flags(gateway, &[GATEWAY, STARTUP], 10);
     assert!(missing.is_empty(), "not in the guide: {missing:?}");
 }

@@ -369,20 +369,8 @@ fn the_initialize_era_is_refused_unless_served() {
 #[test]
 fn every_flag_of_the_help_is_in_the_startup_chapter() {
     const STARTUP: &str = include_str!("../../../crates/tessera/docs/startup.md");
-    let out = Command::new(env!("CARGO_BIN_EXE_counter"))
-        .arg("--help")
-        .output()
-        .unwrap();
-    let help = String::from_utf8_lossy(&out.stdout);
-    let flags: std::collections::BTreeSet<&str> = help
-        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
-        .filter(|w| w.starts_with("--") && w.len() > 2 && *w != "--help")
-        .collect();
-    assert!(flags.len() >= 10, "{help}");
-    let missing: Vec<&&str> = flags
-        .iter()
-        .filter(|f| !STARTUP.contains(&format!("`{f}")) && !STARTUP.contains(&format!(" {f} ")))
-        .collect();
+    let counter = std::path::Path::new(env!("CARGO_BIN_EXE_counter"));
+    let missing = test_harness::undocumented_flags(counter, &[STARTUP], 10);
     assert!(missing.is_empty(), "not in docs/startup.md: {missing:?}");
 }
 

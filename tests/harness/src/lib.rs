@@ -1048,3 +1048,62 @@ impl Drop for Prometheus {
         // The TempDir goes next, once the process no longer writes to it.
     }
 }
+
+/// The flags `program --help` prints that `docs` (the guide's chapters)
+/// do not name, in backquotes or between spaces; fails when the help names
+/// fewer than `at_least` flags (it did not print what was expected).
+pub fn undocumented_flags(program: &Path, docs: &[&str], at_least: usize) -> Vec<String> {
+    let out = Command::new(program)
+        .arg("--help")
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", program.display()));
+    let help = String::from_utf8_lossy(&out.stdout);
+    let flags: std::collections::BTreeSet<&str> = help
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+        .filter(|w| w.starts_with("--") && w.len() > 2 && !matches!(*w, "--help" | "--version"))
+        .collect();
+    assert!(flags.len() >= at_least, "{help}");
+    flags
+        .into_iter()
+        .filter(|f| {
+            !docs
+                .iter()
+                .any(|doc| doc.contains(&format!("`{f}")) || doc.contains(&format!(" {f} ")))
+        })
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Types `keys` once the terminal's prompt has settled (input sent while a
+/// prompt is still switching the terminal to raw mode can be lost).
+pub fn key(p: &mut rexpect::session::PtySession, keys: &str) {
+    std::thread::sleep(Duration::from_millis(300));
+    p.send(keys).expect("the terminal takes keys");
+    p.flush().expect("the terminal takes keys");
+}
+
+/// Runs `cmd` (a `tessera call` of the counter's tool, current 10) in a
+/// pseudo-terminal and answers the counter's two forms at its prompts — 5,
+/// then yes — as a person would; expects the counter's result.
+pub fn counter_forms_in_a_terminal(mut cmd: Command) {
+    cmd.env("TERM", "xterm");
+    let mut p = rexpect::session::spawn_command(cmd, Some(30_000)).expect("a pseudo-terminal");
+    let expect = |p: &mut rexpect::session::PtySession, text: &str| {
+        p.exp_string(text)
+            .unwrap_or_else(|e| panic!("{text:?} was not drawn: {e}"));
+    };
+    expect(&mut p, "By how much should the counter increase?");
+    expect(&mut p, "The amount to add to the current value");
+    key(&mut p, "5");
+    key(&mut p, "\r");
+    expect(&mut p, "Send these answers?");
+    key(&mut p, "\r");
+    expect(&mut p, "Increase 10 by 5?");
+    expect(&mut p, "Confirm increase");
+    key(&mut p, "y");
+    key(&mut p, "\r");
+    expect(&mut p, "Send these answers?");
+    key(&mut p, "\r");
+    expect(&mut p, "Counter increased by 5; next value is 15");
+    p.exp_eof().expect("the command ends after its result");
+}

@@ -244,8 +244,7 @@ impl McpClientBuilder {
                 )?))
             }
         };
-        Ok(McpClient {
-            transport,
+        let settings = Settings {
             client_info,
             elicitor,
             max_rounds,
@@ -255,17 +254,13 @@ impl McpClientBuilder {
             trace_context,
             mode,
             timeout,
-            era: tokio::sync::OnceCell::new(),
-            version: Mutex::new(LATEST_PROTOCOL_VERSION.to_owned()),
-            next_id: AtomicI64::new(1),
-            tool_schemas: Mutex::new(HashMap::new()),
-            output_checks: Mutex::new(HashMap::new()),
-            cache: Default::default(),
-            server_name: Mutex::new(None),
-            push_failure,
-            push_bound,
-            oauth: session,
-        })
+        };
+        Ok(McpClient::assemble(
+            transport,
+            settings,
+            (push_failure, push_bound),
+            session,
+        ))
     }
 }
 

@@ -86,6 +86,19 @@ pub struct McpClient {
     oauth: Option<tokio::sync::Mutex<crate::oauth::OAuthSession>>,
 }
 
+/// What a client is configured with, besides its transport.
+struct Settings {
+    client_info: Implementation,
+    elicitor: Option<Arc<dyn Elicitor>>,
+    max_rounds: usize,
+    task_wait: Duration,
+    on_notification: Option<NotificationHandler>,
+    extra_meta: JsonObject,
+    trace_context: Option<tessera_protocol::TraceContext>,
+    mode: ConnectMode,
+    timeout: Duration,
+}
+
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
@@ -138,14 +151,14 @@ impl McpClient {
             Arc::clone(&push_failure),
             Arc::clone(&push_bound),
         );
-        Ok(McpClient {
-            transport: Transport::Http(HttpTransport {
-                http: http.http.clone(),
-                url: http.url.clone(),
-                bearer: http.bearer.clone(),
-                session: Arc::default(),
-                push,
-            }),
+        let transport = Transport::Http(HttpTransport {
+            http: http.http.clone(),
+            url: http.url.clone(),
+            bearer: http.bearer.clone(),
+            session: Arc::default(),
+            push,
+        });
+        let settings = Settings {
             client_info: self.client_info.clone(),
             elicitor: Some(elicitor),
             max_rounds: self.max_rounds,
@@ -160,6 +173,46 @@ impl McpClient {
                 None => self.mode,
             },
             timeout: self.timeout,
+        };
+        Ok(Self::assemble(
+            transport,
+            settings,
+            (push_failure, push_bound),
+            None,
+        ))
+    }
+
+    /// A client of `transport` with `settings`, nothing learnt from its
+    /// server yet; `pushes` are its push handler's failure slot and bound.
+    fn assemble(
+        transport: Transport,
+        settings: Settings,
+        pushes: (Arc<Mutex<Option<ClientError>>>, Arc<PushBound>),
+        oauth: Option<tokio::sync::Mutex<crate::oauth::OAuthSession>>,
+    ) -> Self {
+        let Settings {
+            client_info,
+            elicitor,
+            max_rounds,
+            task_wait,
+            on_notification,
+            extra_meta,
+            trace_context,
+            mode,
+            timeout,
+        } = settings;
+        let (push_failure, push_bound) = pushes;
+        McpClient {
+            transport,
+            client_info,
+            elicitor,
+            max_rounds,
+            task_wait,
+            on_notification,
+            extra_meta,
+            trace_context,
+            mode,
+            timeout,
             era: tokio::sync::OnceCell::new(),
             version: Mutex::new(LATEST_PROTOCOL_VERSION.to_owned()),
             next_id: AtomicI64::new(1),
@@ -169,8 +222,8 @@ impl McpClient {
             server_name: Mutex::new(None),
             push_failure,
             push_bound,
-            oauth: None,
-        })
+            oauth,
+        }
     }
 
     /// Ends the session: a stdio server's input is closed, and it is given
