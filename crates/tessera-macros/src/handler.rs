@@ -340,10 +340,14 @@ fn is_string_or_optional_string(ty: &Type) -> bool {
 /// Each parameter of a template resource names one of the URI's `{variables}`
 /// (unless serde attributes rename it).
 fn check_template_variables(uri: &str, params: &[Param]) -> syn::Result<()> {
+    // Each expression's variables, without its operator and modifiers
+    // (`{+path}`, `{/segments*}`, `{?x,y}`, `{var:3}`).
     let variables: Vec<&str> = uri
         .split('{')
         .skip(1)
-        .filter_map(|rest| rest.split_once('}').map(|(name, _)| name))
+        .filter_map(|rest| rest.split_once('}').map(|(body, _)| body))
+        .flat_map(|body| body.trim_start_matches(['+', '#', '.', '/', ';', '?', '&']).split(','))
+        .map(|spec| spec.trim_end_matches('*').split(':').next().unwrap_or(spec))
         .collect();
     for param in params {
         if let Param::Argument { name, attrs, .. } = param {

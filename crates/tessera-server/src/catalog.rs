@@ -180,6 +180,9 @@ pub(crate) fn admit_template(
     state: &AppState,
 ) -> Result<(), BuildError> {
     let uri = &template.template.uri_template;
+    if let Err(e) = &template.parsed {
+        return Err(BuildError(format!("resource template {uri:?}: {e}")));
+    }
     check_icons("resource template", uri, template.template.icons.as_deref())?;
     check_meta("resource template", uri, template.template.meta.as_ref())?;
     check_needs(state, "resource template", uri, &template.needs)?;

@@ -80,6 +80,7 @@ pub mod telemetry;
 #[cfg(feature = "testing")]
 pub mod testing;
 mod tool;
+mod uri_template;
 mod visibility;
 
 pub use app_state::State;

@@ -11,6 +11,7 @@ use tessera_protocol::{ReadResourceResult, Resource, ResourceTemplate};
 use crate::app_state::NeededState;
 use crate::completion::{Completer, Completers};
 use crate::handler::{ErasedHandler, parse_input};
+use crate::uri_template::{TemplateError, UriTemplate};
 use crate::{Context, HandlerError, IntoCompletion, IntoResourceResult, PartialArgument};
 
 /// Variables matched from a URI template, by name.
@@ -65,6 +66,8 @@ pub struct ResourceTemplateDef {
     pub(crate) asks: bool,
     pub(crate) scopes: Vec<String>,
     pub(crate) completers: Completers,
+    /// The template read for matching (its error is the build's).
+    pub(crate) parsed: Result<UriTemplate, TemplateError>,
 }
 
 /// What a read hands the handler besides its context.
@@ -141,8 +144,12 @@ impl ResourceDef {
 impl ResourceTemplateDef {
     crate::definition::shared_setters!(template, "resource template");
 
-    /// A template (RFC 6570 simple `{var}` expressions) named `name`, read by
-    /// `handler` with the matched variables as `A`.
+    /// A template (RFC 6570, levels 1 to 4) named `name`, read by `handler`
+    /// with the matched variables as `A`. `{var}` matches one segment (never
+    /// `/`, `.` or `..`); `{+var}` may span reserved characters, `/` among
+    /// them; `{/segments*}` matches a path of segments, `{?x,y}` query pairs
+    /// (the guide's table, under *Prompts and resources*). A string that is
+    /// no template fails the server's build.
     pub fn new<A, F, Fut, R>(
         uri_template: impl Into<String>,
         name: impl Into<String>,
@@ -154,9 +161,11 @@ impl ResourceTemplateDef {
         Fut: Future<Output = R> + Send + 'static,
         R: IntoResourceResult + 'static,
     {
+        let uri_template: String = uri_template.into();
         Self {
+            parsed: UriTemplate::parse(&uri_template),
             template: ResourceTemplate {
-                uri_template: uri_template.into(),
+                uri_template,
                 name: name.into(),
                 ..ResourceTemplate::default()
             },
@@ -207,12 +216,7 @@ impl ResourceTemplateDef {
 
     /// Whether the template has the variable `name`.
     pub(crate) fn declares(&self, name: &str) -> bool {
-        self.template
-            .uri_template
-            .split('{')
-            .skip(1)
-            .filter_map(|part| part.split_once('}'))
-            .any(|(variable, _)| variable == name)
+        (self.parsed.as_ref()).is_ok_and(|t| t.variables().contains(&name))
     }
 
     /// The definition as `resources/templates/list` shows it.
@@ -220,69 +224,9 @@ impl ResourceTemplateDef {
         &self.template
     }
 
-    /// Matches `uri` against the template, returning the variables.
+    /// Matches `uri` against the template, returning the variables
+    /// (percent-decoded).
     pub fn matches(&self, uri: &str) -> Option<TemplateVariables> {
-        match_template(&self.template.uri_template, uri)
-    }
-}
-
-/// Matches simple `{name}` expressions; a variable matches one or more
-/// characters up to the next literal (the last one takes the rest).
-pub(crate) fn match_template(template: &str, uri: &str) -> Option<TemplateVariables> {
-    let mut vars = TemplateVariables::new();
-    let mut rest_t = template;
-    let mut rest_u = uri;
-    while !rest_t.is_empty() {
-        match rest_t.find('{') {
-            None => return (rest_t == rest_u).then_some(vars),
-            Some(start) => {
-                let literal = &rest_t[..start];
-                rest_u = rest_u.strip_prefix(literal)?;
-                let close = rest_t[start..].find('}')? + start;
-                let name = &rest_t[start + 1..close];
-                rest_t = &rest_t[close + 1..];
-                let next_literal_end = rest_t.find('{').unwrap_or(rest_t.len());
-                let next_literal = &rest_t[..next_literal_end];
-                let value_end = if next_literal.is_empty() {
-                    if rest_t.is_empty() {
-                        rest_u.len()
-                    } else {
-                        return None;
-                    }
-                } else {
-                    rest_u.find(next_literal)?
-                };
-                let value = &rest_u[..value_end];
-                if value.is_empty() {
-                    return None;
-                }
-                vars.insert(name.to_owned(), value.to_owned());
-                rest_u = &rest_u[value_end..];
-            }
-        }
-    }
-    rest_u.is_empty().then_some(vars)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn templates_match_and_extract() {
-        let v = match_template("test://template/{id}/data", "test://template/42/data").unwrap();
-        assert_eq!(v["id"], "42");
-        let v = match_template("file:///{path}", "file:///a/b.txt").unwrap();
-        assert_eq!(v["path"], "a/b.txt");
-        let v = match_template("x://{a}-{b}", "x://1-2").unwrap();
-        assert_eq!((v["a"].as_str(), v["b"].as_str()), ("1", "2"));
-        assert!(match_template("test://template/{id}/data", "test://template/42/other").is_none());
-        assert!(match_template("test://template/{id}/data", "test://template//data").is_none());
-        assert!(
-            match_template("test://static", "test://static")
-                .unwrap()
-                .is_empty()
-        );
-        assert!(match_template("test://static", "test://static2").is_none());
+        self.parsed.as_ref().ok()?.matches(uri)
     }
 }
