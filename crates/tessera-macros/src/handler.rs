@@ -346,7 +346,10 @@ fn check_template_variables(uri: &str, params: &[Param]) -> syn::Result<()> {
         .split('{')
         .skip(1)
         .filter_map(|rest| rest.split_once('}').map(|(body, _)| body))
-        .flat_map(|body| body.trim_start_matches(['+', '#', '.', '/', ';', '?', '&']).split(','))
+        .flat_map(|body| {
+            body.trim_start_matches(['+', '#', '.', '/', ';', '?', '&'])
+                .split(',')
+        })
         .map(|spec| spec.trim_end_matches('*').split(':').next().unwrap_or(spec))
         .collect();
     for param in params {

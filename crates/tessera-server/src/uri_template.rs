@@ -215,12 +215,7 @@ fn expression(body: &str) -> Result<Part, TemplateError> {
     Ok(Part::Expression { op, vars })
 }
 
-fn match_parts(
-    parts: &[Part],
-    uri: &str,
-    vars: &mut TemplateVariables,
-    steps: &mut usize,
-) -> bool {
+fn match_parts(parts: &[Part], uri: &str, vars: &mut TemplateVariables, steps: &mut usize) -> bool {
     *steps += 1;
     if *steps > MAX_STEPS {
         return false;
@@ -289,8 +284,23 @@ fn written_by(op: Op, c: char) -> bool {
 fn is_reserved(c: char) -> bool {
     matches!(
         c,
-        ':' | '/' | '?' | '#' | '[' | ']' | '@' | '!' | '$' | '&' | '\'' | '(' | ')' | '*'
-            | '+' | ',' | ';' | '='
+        ':' | '/'
+            | '?'
+            | '#'
+            | '['
+            | ']'
+            | '@'
+            | '!'
+            | '$'
+            | '&'
+            | '\''
+            | '('
+            | ')'
+            | '*'
+            | '+'
+            | ','
+            | ';'
+            | '='
     )
 }
 
@@ -327,11 +337,7 @@ fn read_expression(op: Op, specs: &[VarSpec], text: &str) -> Option<TemplateVari
     let mut items = items.as_slice();
     for (i, spec) in specs.iter().enumerate() {
         let last = i + 1 == specs.len();
-        let take = if spec.explode && last {
-            items.len()
-        } else {
-            1
-        };
+        let take = if spec.explode && last { items.len() } else { 1 };
         if items.len() < take || take == 0 {
             return None;
         }
@@ -405,32 +411,90 @@ mod tests {
     /// and the traversal cases refused.
     #[test]
     fn templates_and_uris() {
-        let cases: &[(&str, &str, Option<&[(&str, &str)]>)] = &[
-            ("test://template/{id}/data", "test://template/42/data", Some(&[("id", "42")])),
-            ("test://template/{id}/data", "test://template/a/b/data", None),
+        /// A template, a URI, and the variables it gives (`None`: no match).
+        type Case<'a> = (&'a str, &'a str, Option<&'a [(&'a str, &'a str)]>);
+        let cases: &[Case<'_>] = &[
+            (
+                "test://template/{id}/data",
+                "test://template/42/data",
+                Some(&[("id", "42")]),
+            ),
+            (
+                "test://template/{id}/data",
+                "test://template/a/b/data",
+                None,
+            ),
             ("test://template/{id}/data", "test://template/../data", None),
             ("test://template/{id}/data", "test://template/./data", None),
-            ("test://template/{id}/data", "test://template/%2e%2e/data", None),
-            ("test://template/{id}/data", "test://template/a%2Fb/data", None),
+            (
+                "test://template/{id}/data",
+                "test://template/%2e%2e/data",
+                None,
+            ),
+            (
+                "test://template/{id}/data",
+                "test://template/a%2Fb/data",
+                None,
+            ),
             ("test://template/{id}/data", "test://template//data", None),
-            ("test://template/{id}/data", "test://template/42/other", None),
-            ("test://template/{id}/data", "test://template/x%20y/data", Some(&[("id", "x y")])),
+            (
+                "test://template/{id}/data",
+                "test://template/42/other",
+                None,
+            ),
+            (
+                "test://template/{id}/data",
+                "test://template/x%20y/data",
+                Some(&[("id", "x y")]),
+            ),
             ("file:///{path}", "file:///a/b.txt", None),
-            ("file:///{+path}", "file:///a/b.txt", Some(&[("path", "a/b.txt")])),
-            ("file:///{+path}", "file:///../etc/passwd", Some(&[("path", "../etc/passwd")])),
+            (
+                "file:///{+path}",
+                "file:///a/b.txt",
+                Some(&[("path", "a/b.txt")]),
+            ),
+            (
+                "file:///{+path}",
+                "file:///../etc/passwd",
+                Some(&[("path", "../etc/passwd")]),
+            ),
             ("x://{a}-{b}", "x://1-2", Some(&[("a", "1"), ("b", "2")])),
             ("x://{a}/{b}", "x://1/2", Some(&[("a", "1"), ("b", "2")])),
             ("x://{a,b}", "x://1,2", Some(&[("a", "1"), ("b", "2")])),
-            ("repo://{owner}{/path*}", "repo://ada/src/main.rs", Some(&[("owner", "ada"), ("path", "src/main.rs")])),
+            (
+                "repo://{owner}{/path*}",
+                "repo://ada/src/main.rs",
+                Some(&[("owner", "ada"), ("path", "src/main.rs")]),
+            ),
             ("repo://{owner}{/path*}", "repo://ada/src/../main.rs", None),
-            ("repo://{owner}{/name}", "repo://ada/tessera", Some(&[("owner", "ada"), ("name", "tessera")])),
-            ("search://{q}{?page,size}", "search://rust?size=10", Some(&[("q", "rust"), ("size", "10")])),
-            ("search://{q}{?page,size}", "search://rust?page=2&size=10", Some(&[("q", "rust"), ("page", "2"), ("size", "10")])),
-            ("search://{q}{?page,size}", "search://rust", Some(&[("q", "rust")])),
+            (
+                "repo://{owner}{/name}",
+                "repo://ada/tessera",
+                Some(&[("owner", "ada"), ("name", "tessera")]),
+            ),
+            (
+                "search://{q}{?page,size}",
+                "search://rust?size=10",
+                Some(&[("q", "rust"), ("size", "10")]),
+            ),
+            (
+                "search://{q}{?page,size}",
+                "search://rust?page=2&size=10",
+                Some(&[("q", "rust"), ("page", "2"), ("size", "10")]),
+            ),
+            (
+                "search://{q}{?page,size}",
+                "search://rust",
+                Some(&[("q", "rust")]),
+            ),
             ("search://{q}{?page,size}", "search://rust?other=1", None),
             ("x://{var:3}", "x://val", Some(&[("var", "val")])),
             ("x://{var:3}", "x://value", None),
-            ("x://doc{#section}", "x://doc#intro/more", Some(&[("section", "intro/more")])),
+            (
+                "x://doc{#section}",
+                "x://doc#intro/more",
+                Some(&[("section", "intro/more")]),
+            ),
             ("x://host{.ext}", "x://host.json", Some(&[("ext", "json")])),
             ("test://static", "test://static", Some(&[])),
             ("test://static", "test://static2", None),
@@ -488,11 +552,16 @@ mod tests {
             let got = matched(template, &expanded)
                 .unwrap_or_else(|| panic!("{template} does not match its expansion {expanded}"));
             for name in *names {
-                let sent = match context.get(iri_string::template::context::VarName::new(name).unwrap()) {
-                    Some(iri_string::template::simple_context::Value::String(s)) => s.clone(),
-                    _ => unreachable!(),
+                let sent =
+                    match context.get(iri_string::template::context::VarName::new(name).unwrap()) {
+                        Some(iri_string::template::simple_context::Value::String(s)) => s.clone(),
+                        _ => unreachable!(),
+                    };
+                let sent = if *template == "x://{var:3}" {
+                    sent[..3].to_owned()
+                } else {
+                    sent
                 };
-                let sent = if *template == "x://{var:3}" { sent[..3].to_owned() } else { sent };
                 assert_eq!(got.get(*name), Some(&sent), "{template} -> {expanded}");
             }
         }
