@@ -138,6 +138,14 @@ pub(crate) struct TemplateError(String);
 impl UriTemplate {
     /// Parses `template`, checked by `iri-string` first.
     pub(crate) fn parse(template: &str) -> Result<Self, TemplateError> {
+        // iri-string 0.7.14 panics on a `%` followed by a multi-byte
+        // character (found by the `uri_template` fuzz target); a gateway
+        // registers its upstreams' templates, so that is checked here first.
+        if let Some(at) = malformed_percent(template) {
+            return Err(TemplateError(format!(
+                "the `%` at byte {at} does not start a percent-encoding (two hex digits)"
+            )));
+        }
         UriTemplateStr::new(template).map_err(|e| TemplateError(e.to_string()))?;
         let mut parts = Vec::new();
         let mut rest = template;
@@ -184,6 +192,15 @@ impl UriTemplate {
         let mut steps = 0;
         match_parts(&self.parts, uri, &mut vars, &mut steps).then_some(vars)
     }
+}
+
+/// Where `text` has a `%` not followed by two hex digits.
+fn malformed_percent(text: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    bytes.iter().enumerate().find_map(|(i, &b)| {
+        let hex = |j: usize| bytes.get(j).is_some_and(u8::is_ascii_hexdigit);
+        (b == b'%' && !(hex(i + 1) && hex(i + 2))).then_some(i)
+    })
 }
 
 /// One expression's body (`+path`, `x,y`, `/segments*`, `q:3`).
@@ -570,6 +587,10 @@ mod tests {
     #[test]
     fn what_is_not_a_template_is_refused_and_variables_are_listed() {
         assert!(UriTemplate::parse("x://{unclosed").is_err());
+        // The fuzz target's find: a `%` before a multi-byte character.
+        assert!(UriTemplate::parse("x://%a\u{21a}/{id}").is_err());
+        assert!(UriTemplate::parse("x://%zz/{id}").is_err());
+        assert!(UriTemplate::parse("x://%41/{id}").is_ok());
         assert!(UriTemplate::parse("x://{a b}").is_err());
         let t = UriTemplate::parse("repo://{owner}{/path*}{?ref,owner}").unwrap();
         assert_eq!(t.variables(), ["owner", "path", "ref"]);
