@@ -1,7 +1,7 @@
 //! Resource templates against URIs: whatever the template and the URI,
 //! matching ends (no panic, bounded work), and outside reserved expansion
 //! (`{+var}`, `{#var}`) no value that reaches a handler is `.` or `..` or
-//! contains `/`.
+//! contains `/`, `\` or a control character.
 //!
 //! Run with `scripts/fuzz` (or `cargo +nightly fuzz run uri_template`).
 
@@ -25,7 +25,8 @@ fuzz_target!(|input: &[u8]| {
     if !reserved {
         for (name, value) in &vars {
             let segments_of = template.contains(&format!("{name}*"));
-            let bad = value == "." || value == ".." || (!segments_of && value.contains('/'));
+            let unsafe_char = |c: char| c == '\\' || c.is_control() || (!segments_of && c == '/');
+            let bad = value == "." || value == ".." || value.contains(unsafe_char);
             assert!(!bad, "{template} matched {uri} with {name} = {value:?}");
         }
     }

@@ -95,7 +95,9 @@ pub enum UpstreamEra {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Limits {
-    /// Held calls on this instance, all callers together.
+    /// Held calls on this instance, all callers together. Each one to an
+    /// HTTP upstream keeps a socket open: raise the process's descriptor
+    /// limit with it.
     pub held_calls: usize,
     /// Held calls of one caller (its principal, else its address).
     pub held_calls_per_caller: usize,
@@ -111,7 +113,7 @@ pub struct Limits {
 impl Default for Limits {
     fn default() -> Self {
         Self {
-            held_calls: 16_384,
+            held_calls: 4_096,
             held_calls_per_caller: 256,
             answer_timeout_secs: 600,
             max_rounds: 16,
@@ -267,9 +269,17 @@ impl Config {
             ));
         }
         let limits = file.limits;
-        if limits.held_calls == 0 || limits.held_calls_per_caller == 0 || limits.max_rounds == 0 {
+        let sizes = [
+            limits.held_calls,
+            limits.held_calls_per_caller,
+            limits.max_rounds,
+        ];
+        if sizes.contains(&0)
+            || limits.answer_timeout_secs == 0
+            || limits.upstream_timeout_secs == 0
+        {
             return Err(ConfigError::Invalid(
-                "limits: held_calls, held_calls_per_caller and max_rounds must be at least 1"
+                "limits: held_calls, held_calls_per_caller, max_rounds and the timeouts must be at least 1"
                     .into(),
             ));
         }

@@ -21,7 +21,7 @@ use tessera_protocol::rounds::{Reply, reply_of};
 use tessera_protocol::{
     CLIENT_CAPABILITIES_KEY, INPUT_RESPONSES, InputRequests, JsonObject, REQUEST_STATE,
 };
-use tessera_server::{Context, HandlerError};
+use tessera_server::{Context, HandlerError, ServerError};
 
 use crate::Gateway;
 use crate::held::Outcome;
@@ -30,9 +30,11 @@ use crate::upstream::{Era, Upstream, UpstreamError};
 /// What the gateway's ticket carries between rounds.
 #[derive(Serialize, Deserialize)]
 enum Carried {
-    /// A 2026-07-28 upstream asked: its state, and its questions.
+    /// A 2026-07-28 upstream asked: which, its state, and its questions.
     #[serde(rename = "m")]
     Relayed {
+        #[serde(rename = "u")]
+        upstream: String,
         #[serde(rename = "s", default, skip_serializing_if = "Option::is_none")]
         state: Option<String>,
         #[serde(rename = "q")]
@@ -60,14 +62,25 @@ pub(crate) async fn forward(
     method: &str,
     params: JsonObject,
 ) -> Result<Value, HandlerError> {
-    match ctx.carried::<Carried>() {
+    let carried = ctx.carried::<Carried>();
+    // A template two upstreams both match: a round goes to the upstream that
+    // started the call, whichever one serves the URI now.
+    if let Some(Carried::Relayed {
+        upstream: started, ..
+    }) = &carried
+        && started != upstream.name()
+    {
+        return Err(HandlerError::server(ServerError::invalid_params(format!(
+            "this call was started with upstream {started:?}, which no longer serves it; start the call again"
+        ))));
+    }
+    match carried {
         None => match upstream.era().await.map_err(failure)? {
             Era::Modern => relayed_round(ctx, upstream, method, params, None, None).await,
             Era::Initialize => {
-                let slot = gateway
-                    .held
+                let slot = (gateway.held)
                     .reserve(ctx.caller().as_deref())
-                    .map_err(|e| HandlerError::rpc(unavailable(e.to_string())))?;
+                    .map_err(refused)?;
                 let events = upstream
                     .start_held(method.to_owned(), params, ctx.client_capabilities())
                     .await
@@ -80,13 +93,13 @@ pub(crate) async fn forward(
                         slot,
                         ctx.principal().map(str::to_owned),
                         None,
-                        gateway.limits.upstream_timeout(),
+                        ctx.client_capabilities(),
                     )
                     .await;
                 settle(ctx, outcome, gateway.instances.name())
             }
         },
-        Some(Carried::Relayed { state, asked }) => {
+        Some(Carried::Relayed { state, asked, .. }) => {
             let answers = ctx.relay_answers(&asked)?;
             relayed_round(ctx, upstream, method, params, Some(answers), state).await
         }
@@ -102,7 +115,13 @@ pub(crate) async fn forward(
                 .and_then(|key| answers.shift_remove(key));
             let outcome = gateway
                 .instances
-                .answer(&instance, &call, ctx.principal(), answer)
+                .answer(
+                    &instance,
+                    &call,
+                    ctx.principal(),
+                    answer,
+                    ctx.client_capabilities(),
+                )
                 .await;
             settle(ctx, outcome, &instance)
         }
@@ -143,6 +162,7 @@ async fn relayed_round(
         ))),
         Reply::InputRequired { requests, state } => {
             ctx.carry(&Carried::Relayed {
+                upstream: upstream.name().to_owned(),
                 state,
                 asked: requests.clone(),
             })?;
@@ -173,9 +193,21 @@ fn settle(ctx: &Context, outcome: Outcome, holder: &str) -> Result<Value, Handle
 /// An upstream failure as the client gets it: the upstream's own JSON-RPC
 /// error, or one naming the upstream.
 fn failure(error: UpstreamError) -> HandlerError {
-    HandlerError::rpc(crate::upstream::error_object(&error))
+    HandlerError::server(crate::upstream::server_error(&error))
 }
 
-fn unavailable(message: String) -> tessera_protocol::ErrorObject {
-    tessera_protocol::ErrorObject::new(tessera_protocol::INTERNAL_ERROR, message)
+/// A call that could not be held: the instance is full (503, retry later),
+/// or the caller holds as many as it may (429).
+fn refused(why: crate::held::Refused) -> HandlerError {
+    let message = why.to_string();
+    HandlerError::server(match why {
+        crate::held::Refused::Instance(_) => ServerError::Unavailable {
+            message,
+            retry_after_secs: 5,
+        },
+        crate::held::Refused::Caller(_) => ServerError::RateLimited {
+            message,
+            retry_after_secs: 5,
+        },
+    })
 }

@@ -1,14 +1,18 @@
 //! The upstream calls this instance holds open while their callers answer
 //! a pushed question, and what a held call says next.
 //!
-//! A held call costs its upstream exchange (a socket or the stdio lane) and
-//! a few hundred bytes here, for as long as a person takes to answer, so the
-//! table is bounded: at most [`Limits::held_calls`] on the instance and
-//! [`Limits::held_calls_per_caller`] for one caller. The slot is taken
-//! before the upstream call starts, so a caller past its bound is refused
-//! before anything happens upstream. A call whose caller never comes back
-//! is dropped once its question's answer timeout has passed (the upstream
-//! was told already: its pushed request failed).
+//! A held call costs its upstream exchange (a socket and a session over
+//! HTTP, the stdio lane) and its task and client here — 68 KB at 10,000
+//! pending (`bench/waiting-human`) — for as long as a person takes to
+//! answer, so the table is bounded: at most [`Limits::held_calls`] on the
+//! instance and [`Limits::held_calls_per_caller`] for one caller. The slot
+//! is taken before the upstream call starts, so a caller past its bound is
+//! refused before anything happens upstream. A question the caller cannot
+//! answer (its capabilities) is refused to the upstream at once, not held.
+//! A call whose caller never comes back is dropped at the next sweep (at
+//! most a second apart, whenever calls are held or answered) after its
+//! question's answer timeout has passed; the upstream was told already: its
+//! pushed request failed.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -16,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use tessera_protocol::{InputRequest, InputResponse};
+use tessera_protocol::{ClientCapabilities, ElicitRequestParams, InputRequest, InputResponse};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::config::Limits;
@@ -38,6 +42,16 @@ pub(crate) enum Outcome {
     },
     /// It failed: a JSON-RPC error to pass on.
     Failed(tessera_protocol::ErrorObject),
+}
+
+/// Whether a caller declaring `caps` can answer `request`.
+fn can_answer(caps: &ClientCapabilities, request: &InputRequest) -> bool {
+    match request {
+        InputRequest::Elicit(ElicitRequestParams::Form(_)) => caps.supports_form_elicitation(),
+        InputRequest::Elicit(ElicitRequestParams::Url(_)) => caps.supports_url_elicitation(),
+        InputRequest::Sample(_) => caps.supports_sampling(),
+        InputRequest::ListRoots(_) => caps.supports_roots(),
+    }
 }
 
 /// One held call.
@@ -152,8 +166,10 @@ impl HeldCalls {
         })
     }
 
-    /// Waits for what the call says next (at most `patience`): its result,
-    /// or a question — then it is held, under `call` when it has an id already.
+    /// Waits for what the call says next (at most the upstream timeout): its
+    /// result, or a question the caller (declaring `caps`) can answer — then
+    /// it is held, under `call` when it has an id already. A question the
+    /// caller cannot answer is refused to the upstream at once.
     pub(crate) async fn next(
         &self,
         upstream: &str,
@@ -161,21 +177,32 @@ impl HeldCalls {
         slot: Slot,
         principal: Option<String>,
         call: Option<String>,
-        patience: Duration,
+        caps: &ClientCapabilities,
     ) -> Outcome {
-        let event = match tokio::time::timeout(patience, events.recv()).await {
-            Ok(Some(event)) => event,
-            Ok(None) => {
-                return Outcome::Failed(tessera_protocol::ErrorObject::new(
-                    tessera_protocol::INTERNAL_ERROR,
-                    format!("the call on upstream {upstream:?} ended without a result"),
-                ));
-            }
-            Err(_) => {
-                return Outcome::Failed(tessera_protocol::ErrorObject::new(
-                    tessera_protocol::INTERNAL_ERROR,
-                    format!("upstream {upstream:?} did not answer within {patience:?}"),
-                ));
+        self.sweep();
+        let patience = self.limits.upstream_timeout();
+        let event = loop {
+            let event = match tokio::time::timeout(patience, events.recv()).await {
+                Ok(Some(event)) => event,
+                Ok(None) => {
+                    return Outcome::Failed(tessera_protocol::ErrorObject::new(
+                        tessera_protocol::INTERNAL_ERROR,
+                        format!("the call on upstream {upstream:?} ended without a result"),
+                    ));
+                }
+                Err(_) => {
+                    return Outcome::Failed(tessera_protocol::ErrorObject::new(
+                        tessera_protocol::INTERNAL_ERROR,
+                        format!("upstream {upstream:?} did not answer within {patience:?}"),
+                    ));
+                }
+            };
+            match &event {
+                Event::Asked { key, request, .. } if !can_answer(caps, request) => {
+                    // Dropping the reply fails the pushed request: the upstream decides what that means.
+                    tracing::info!(%upstream, %key, method = request.method(), "a pushed question the caller cannot answer was refused");
+                }
+                _ => break event,
             }
         };
         match event {
@@ -212,8 +239,9 @@ impl HeldCalls {
         call: &str,
         principal: Option<&str>,
         answer: Option<InputResponse>,
-        patience: Duration,
+        caps: &ClientCapabilities,
     ) -> Outcome {
+        self.sweep();
         let held = {
             let mut calls = lock(&self.calls);
             match calls.get(call) {
@@ -251,7 +279,7 @@ impl HeldCalls {
             slot,
             principal,
             Some(call.to_owned()),
-            patience,
+            caps,
         )
         .await
     }

@@ -12,7 +12,9 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use tessera_protocol::{ErrorObject, INTERNAL_ERROR, INVALID_PARAMS, InputResponse};
+use tessera_protocol::{
+    ClientCapabilities, ErrorObject, INTERNAL_ERROR, INVALID_PARAMS, InputResponse,
+};
 use tessera_server::bridge::{AnswerRelay, RelayedAnswer};
 use tokio::sync::oneshot;
 
@@ -29,6 +31,8 @@ struct Answer {
     call: String,
     principal: Option<String>,
     answer: Option<InputResponse>,
+    /// What the caller can answer, for the call's next question.
+    capabilities: ClientCapabilities,
     /// The instance waiting for the outcome, and its waiter.
     reply_to: String,
     reply: String,
@@ -86,12 +90,10 @@ impl Instances {
         call: &str,
         principal: Option<&str>,
         answer: Option<InputResponse>,
+        caps: &ClientCapabilities,
     ) -> Outcome {
         if holder == self.name() {
-            return self
-                .held
-                .answer(call, principal, answer, self.patience)
-                .await;
+            return self.held.answer(call, principal, answer, caps).await;
         }
         let Some(relay) = &self.relay else {
             return gone("this gateway runs alone (no --redis) and did not start the call");
@@ -99,10 +101,13 @@ impl Instances {
         let reply = crate::held::call_id();
         let (tx, rx) = oneshot::channel();
         self.lock().insert(reply.clone(), tx);
+        // Taken off the table however this ends (the caller may go away mid-wait).
+        let _waiting = Waiting(self, &reply);
         let message = Answer {
             call: call.to_owned(),
             principal: principal.map(str::to_owned),
             answer,
+            capabilities: caps.clone(),
             reply_to: self.name().to_owned(),
             reply: reply.clone(),
         };
@@ -137,7 +142,6 @@ impl Instances {
                 format!("the answer could not reach the gateway instance holding the call: {e}"),
             )),
         };
-        self.lock().remove(&reply);
         outcome
     }
 
@@ -160,7 +164,7 @@ impl Instances {
                             &answer.call,
                             answer.principal.as_deref(),
                             answer.answer,
-                            self.patience,
+                            &answer.capabilities,
                         )
                         .await;
                     let Some(relay) = &self.relay else { return };
@@ -193,6 +197,15 @@ impl Instances {
             }
             _ => tracing::debug!("a relayed message for another part of the deployment; ignored"),
         }
+    }
+}
+
+/// A waiter for an outcome, taken off the table when dropped.
+struct Waiting<'a>(&'a Instances, &'a str);
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.lock().remove(self.1);
     }
 }
 

@@ -29,6 +29,12 @@ struct Args {
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    if args.serve.stdio {
+        eprintln!(
+            "tessera-gateway: --stdio is not served: the gateway is a Streamable HTTP front door (its upstreams may be stdio programs: `command` in the configuration)"
+        );
+        return ExitCode::FAILURE;
+    }
     let config = match tessera_gateway::Config::load(&args.config) {
         Ok(config) => config,
         Err(e) => {
@@ -46,6 +52,15 @@ fn main() -> ExitCode {
                 Arc::new(redis.answer_relay("tessera-gateway/held"))
                     as Arc<dyn tessera_server::bridge::AnswerRelay>
             });
+            // A pushed question waits no longer than the ticket that names its call lives.
+            let ttl = setup.request_state().ttl();
+            if config.limits.answer_timeout() > ttl {
+                return Err(format!(
+                    "limits.answer_timeout_secs ({}) is longer than a ticket lives ({} s, --ttl): answers would come back expired",
+                    config.limits.answer_timeout_secs,
+                    ttl.as_secs()
+                ));
+            }
             let made = tessera_gateway::Gateway::new(config, relay);
             let buckets: Arc<dyn tessera_server::middleware::RateLimitStore> = match setup.redis() {
                 Some(redis) => Arc::new(redis.rate_limits("tessera-gateway/upstreams")),
@@ -55,7 +70,7 @@ fn main() -> ExitCode {
                 .server("tessera-gateway", env!("CARGO_PKG_VERSION"))
                 // A gateway ticket holds an upstream's state or names a held call: used once.
                 .single_use_tickets();
-            let server = made.rate_limits(builder, buckets).build();
+            let server = made.rate_limits(builder, buckets).build().map_err(|e| e.to_string());
             *gateway.borrow_mut() = Some(made);
             server
         },

@@ -83,6 +83,24 @@ pub(crate) fn error_object(error: &UpstreamError) -> tessera_protocol::ErrorObje
     }
 }
 
+/// An upstream failure before its call started, as the caller gets it: the
+/// upstream's own JSON-RPC error as it is; an upstream down or busy as
+/// unavailable (503, retry later); any other failure an internal error
+/// naming the upstream.
+pub(crate) fn server_error(error: &UpstreamError) -> tessera_server::ServerError {
+    use tessera_server::ServerError;
+    match error {
+        UpstreamError::Rpc(e) => ServerError::Refused(e.clone()),
+        UpstreamError::Down { .. } | UpstreamError::Busy { .. } => ServerError::Unavailable {
+            message: error.to_string(),
+            retry_after_secs: 5,
+        },
+        UpstreamError::Failed { .. } => ServerError::Internal {
+            message: error.to_string(),
+        },
+    }
+}
+
 /// The era an upstream was found to speak.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Era {
@@ -462,13 +480,22 @@ impl Forwarder {
             ));
         };
         let (reply, answer) = oneshot::channel();
-        sink.send(Event::Asked {
+        let asked = Event::Asked {
             key: key.to_owned(),
             request: Box::new(request),
             reply,
-        })
-        .await
-        .map_err(|_| ClientError::Elicitation("the caller went away".into()))?;
+        };
+        // The call reads its next event when its caller answers the one before.
+        match tokio::time::timeout(self.answer_timeout, sink.send(asked)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(_)) => return Err(ClientError::Elicitation("the caller went away".into())),
+            Err(_) => {
+                return Err(ClientError::Elicitation(format!(
+                    "the caller did not take the question within {:?}",
+                    self.answer_timeout
+                )));
+            }
+        }
         match tokio::time::timeout(self.answer_timeout, answer).await {
             Ok(Ok(answer)) => Ok(answer),
             Ok(Err(_)) => Err(ClientError::Elicitation(

@@ -42,7 +42,7 @@ impl HandlerError {
             Kind::Failed(e) => ServerError::Internal {
                 message: format!("{handler} failed: {e}"),
             },
-            Kind::Rpc(error) => ServerError::Refused(error),
+            Kind::Server(error) => *error,
         }
     }
 }
@@ -53,8 +53,8 @@ pub(crate) enum Kind {
     NotFound,
     InvalidParams(String),
     Failed(Box<dyn std::error::Error + Send + Sync>),
-    /// A JSON-RPC error to answer with as it is.
-    Rpc(tessera_protocol::ErrorObject),
+    /// The server's error to answer with as it is (its code and HTTP status).
+    Server(Box<crate::ServerError>),
 }
 
 /// "No such item": a resource handler's way to answer "resource not found" with `?` (a JSON-RPC -32602 invalid-params error naming the URI).
@@ -85,7 +85,15 @@ impl HandlerError {
     /// prompts and resources alike: what a gateway does with the error an
     /// upstream server answered.
     pub fn rpc(error: tessera_protocol::ErrorObject) -> Self {
-        Self(Kind::Rpc(error))
+        Self::server(crate::ServerError::Refused(error))
+    }
+
+    /// Ends the request with the server's error `error` (its JSON-RPC code,
+    /// and over HTTP its status: 503 with `Retry-After` for
+    /// [`Unavailable`](crate::ServerError::Unavailable), 429 for
+    /// [`RateLimited`](crate::ServerError::RateLimited)).
+    pub fn server(error: crate::ServerError) -> Self {
+        Self(Kind::Server(Box::new(error)))
     }
 
     /// The interrupt, when this is one.
@@ -122,7 +130,7 @@ impl fmt::Display for HandlerError {
             Kind::NotFound => f.write_str("not found"),
             Kind::InvalidParams(m) => f.write_str(m),
             Kind::Failed(e) => e.fmt(f),
-            Kind::Rpc(e) => write!(f, "{} ({})", e.message, e.code),
+            Kind::Server(e) => e.fmt(f),
         }
     }
 }

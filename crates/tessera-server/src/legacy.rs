@@ -90,7 +90,12 @@ pub(crate) fn stand_in(
     client_info: Option<tessera_protocol::Implementation>,
 ) {
     meta.protocol_version = Some(LATEST_PROTOCOL_VERSION.to_owned());
-    meta.client_capabilities = Some(capabilities.unwrap_or_default());
+    let mut capabilities = capabilities.unwrap_or_default();
+    // An initialize-era client has no `tasks/*`: its calls never become tasks.
+    if let Some(extensions) = capabilities.extensions.as_mut() {
+        extensions.remove(tessera_protocol::TASKS_EXTENSION);
+    }
+    meta.client_capabilities = Some(capabilities);
     if client_info.is_some() {
         meta.client_info = client_info;
     }

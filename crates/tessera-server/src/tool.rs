@@ -241,6 +241,11 @@ impl ToolDef {
     /// for input): a refusal's text, a tool error (`isError`), or the server's
     /// error when the tool itself is broken. Calls and tasks share it.
     pub(crate) fn outcome_of(&self, error: HandlerError) -> Result<CallToolResult, ServerError> {
+        // The server's own error (a gateway passing an upstream's on) is the request's.
+        let error = match error.0 {
+            Kind::Server(server) => return Err(*server),
+            other => HandlerError(other),
+        };
         match &error.0 {
             Kind::Interrupt(i @ (Interrupt::UnusableForm { .. } | Interrupt::StartTask)) => {
                 Err(ServerError::Internal {
@@ -260,7 +265,6 @@ impl ToolDef {
                 }
                 Ok(refused)
             }
-            Kind::Rpc(rpc) => Err(ServerError::Refused(rpc.clone())),
             _ => Ok(crate::response::tool_failure(&error)),
         }
     }

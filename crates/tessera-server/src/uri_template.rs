@@ -34,9 +34,14 @@ use iri_string::template::UriTemplateStr;
 
 use crate::TemplateVariables;
 
-/// The most steps one match may take (a template with several reserved
-/// expressions against a long URI backtracks; past this, it does not match).
-const MAX_STEPS: usize = 100_000;
+/// The most work one match may do, in bytes looked at (a template with
+/// several expressions against a long URI backtracks; past this, it does not
+/// match). A URI of the longest length costs about a quarter of it for one
+/// `{var}`.
+const MAX_WORK: usize = 4_000_000;
+
+/// The longest URI matched against a template (longer ones match none).
+pub(crate) const MAX_URI_BYTES: usize = 8 * 1024;
 
 /// A resource template, parsed for matching.
 #[derive(Debug, Clone, PartialEq)]
@@ -188,9 +193,13 @@ impl UriTemplate {
 
     /// The variables `uri` gives the template, when it matches it.
     pub(crate) fn matches(&self, uri: &str) -> Option<TemplateVariables> {
+        // Checked whole once: every value is a part of a well-formed URI.
+        if uri.len() > MAX_URI_BYTES || percent_decode(uri).is_none() {
+            return None;
+        }
         let mut vars = TemplateVariables::new();
-        let mut steps = 0;
-        match_parts(&self.parts, uri, &mut vars, &mut steps).then_some(vars)
+        let mut work = 0;
+        match_parts(&self.parts, uri, &mut vars, &mut work).then_some(vars)
     }
 }
 
@@ -232,9 +241,9 @@ fn expression(body: &str) -> Result<Part, TemplateError> {
     Ok(Part::Expression { op, vars })
 }
 
-fn match_parts(parts: &[Part], uri: &str, vars: &mut TemplateVariables, steps: &mut usize) -> bool {
-    *steps += 1;
-    if *steps > MAX_STEPS {
+fn match_parts(parts: &[Part], uri: &str, vars: &mut TemplateVariables, work: &mut usize) -> bool {
+    *work += 1;
+    if *work > MAX_WORK {
         return false;
     }
     let Some((part, rest)) = parts.split_first() else {
@@ -243,12 +252,17 @@ fn match_parts(parts: &[Part], uri: &str, vars: &mut TemplateVariables, steps: &
     match part {
         Part::Literal(literal) => uri
             .strip_prefix(literal.as_str())
-            .is_some_and(|after| match_parts(rest, after, vars, steps)),
+            .is_some_and(|after| match_parts(rest, after, vars, work)),
         Part::Expression { op, vars: specs } => {
             // The longest span first: a value takes what it can, and gives back
             // to what follows only as far as it must.
             let longest = allowed_span(*op, uri);
             for end in (0..=longest).rev() {
+                // Every candidate counts, matched or not: reading it costs its length.
+                *work += end + 1;
+                if *work > MAX_WORK {
+                    return false;
+                }
                 if !uri.is_char_boundary(end) {
                     continue;
                 }
@@ -257,14 +271,10 @@ fn match_parts(parts: &[Part], uri: &str, vars: &mut TemplateVariables, steps: &
                 };
                 let before = vars.clone();
                 vars.extend(found);
-                if match_parts(rest, &uri[end..], vars, steps) {
+                if match_parts(rest, &uri[end..], vars, work) {
                     return true;
                 }
                 *vars = before;
-                *steps += 1;
-                if *steps > MAX_STEPS {
-                    return false;
-                }
             }
             false
         }
@@ -374,7 +384,8 @@ fn read_expression(op: Op, specs: &[VarSpec], text: &str) -> Option<TemplateVari
 
 /// One value as the handler gets it: percent-decoded, within its prefix
 /// length, and — outside reserved expansion — neither `.`, `..` nor a value
-/// that decodes to contain `/`.
+/// that decodes to contain `/`, `\` or a control character (a path on
+/// another system, a truncated string).
 fn checked(op: Op, spec: &VarSpec, raw: &str) -> Option<String> {
     let value = percent_decode(raw)?;
     if let Some(n) = spec.prefix
@@ -382,7 +393,8 @@ fn checked(op: Op, spec: &VarSpec, raw: &str) -> Option<String> {
     {
         return None;
     }
-    if !op.reserved() && (value == "." || value == ".." || value.contains('/')) {
+    let unsafe_char = |c: char| c == '/' || c == '\\' || c.is_control();
+    if !op.reserved() && (value == "." || value == ".." || value.contains(unsafe_char)) {
         return None;
     }
     Some(value)
@@ -582,6 +594,23 @@ mod tests {
                 assert_eq!(got.get(*name), Some(&sent), "{template} -> {expanded}");
             }
         }
+    }
+
+    /// A URI built to make the matcher backtrack costs a bounded amount of
+    /// work: a megabyte-long URI is refused by its length, and the longest
+    /// allowed one against a template of several expressions ends.
+    #[test]
+    fn hostile_uris_cost_bounded_work() {
+        let template = UriTemplate::parse("x://{a}{b}{c}{d:3}/end").unwrap();
+        let huge = format!("x://%FF{}", "a".repeat(1 << 20));
+        assert!(template.matches(&huge).is_none());
+        let long = format!("x://{}", "a".repeat(MAX_URI_BYTES - 4));
+        let started = std::time::Instant::now();
+        assert!(template.matches(&long).is_none());
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        let reserved = UriTemplate::parse("x://{+a}/{+b}/{+c}/end").unwrap();
+        let slashes = format!("x://{}", "a/".repeat((MAX_URI_BYTES - 4) / 2));
+        assert!(reserved.matches(&slashes).is_none());
     }
 
     #[test]

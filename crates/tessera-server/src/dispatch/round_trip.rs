@@ -517,6 +517,6 @@ fn server_error(error: HandlerError, not_found: impl FnOnce() -> ServerError) ->
         Kind::Failed(e) => ServerError::Internal {
             message: e.to_string(),
         },
-        Kind::Rpc(error) => ServerError::Refused(error),
+        Kind::Server(error) => *error,
     }
 }
