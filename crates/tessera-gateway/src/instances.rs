@@ -125,7 +125,7 @@ impl Instances {
             }
             Err(e) => Err(tessera_server::bridge::RelayError(e.to_string())),
         };
-        let outcome = match sent {
+        match sent {
             Ok(true) => tokio::time::timeout(self.patience + Duration::from_secs(5), rx)
                 .await
                 .ok()
@@ -141,8 +141,7 @@ impl Instances {
                 INTERNAL_ERROR,
                 format!("the answer could not reach the gateway instance holding the call: {e}"),
             )),
-        };
-        outcome
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, oneshot::Sender<Outcome>>> {

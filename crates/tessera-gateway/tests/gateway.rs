@@ -512,3 +512,30 @@ fn every_flag_of_the_help_is_in_the_guide() {
     let missing = test_harness::undocumented_flags(gateway, &[GATEWAY, STARTUP], 10);
     assert!(missing.is_empty(), "not in the guide: {missing:?}");
 }
+
+/// A question the caller cannot answer (it declared no elicitation) is
+/// refused to the upstream at once instead of held: the call ends, and its
+/// place is free for the caller's next call.
+#[tokio::test]
+async fn a_pushed_question_the_caller_cannot_answer_is_not_held() {
+    let ts = TsMrtrServer::start();
+    let dir = TempDir::new("gateway-caps");
+    let limits = "[limits]\nheld_calls_per_caller = 1\n";
+    let gw = gateway(&config(&dir.0, &ts.url, "py-caps.py", limits), &[]);
+    let http = reqwest::Client::new();
+    let params = json!({"name": "py__increase-counter", "arguments": {"current": 10}});
+    let unable =
+        test_harness::mcp_post_declaring(&http, &gw.url, None, 1, "tools/call", params, json!({}))
+            .await;
+    assert_ne!(
+        unable.body["result"]["resultType"], "input_required",
+        "{}",
+        unable.body
+    );
+    let able = round(&http, &gw.url, 2, "py__increase-counter", json!({})).await;
+    assert_eq!(
+        able.body["result"]["resultType"], "input_required",
+        "{}",
+        able.body
+    );
+}
