@@ -46,11 +46,12 @@ pub(crate) enum Outcome {
 
 /// Whether a caller declaring `caps` can answer `request`.
 fn can_answer(caps: &ClientCapabilities, request: &InputRequest) -> bool {
+    let kinds = crate::upstream::kinds_of(caps);
     match request {
-        InputRequest::Elicit(ElicitRequestParams::Form(_)) => caps.supports_form_elicitation(),
-        InputRequest::Elicit(ElicitRequestParams::Url(_)) => caps.supports_url_elicitation(),
-        InputRequest::Sample(_) => caps.supports_sampling(),
-        InputRequest::ListRoots(_) => caps.supports_roots(),
+        InputRequest::Elicit(ElicitRequestParams::Form(_)) => kinds.form,
+        InputRequest::Elicit(ElicitRequestParams::Url(_)) => kinds.url,
+        InputRequest::Sample(_) => kinds.sampling,
+        InputRequest::ListRoots(_) => kinds.roots,
     }
 }
 

@@ -427,7 +427,7 @@ impl Upstream {
 }
 
 /// What a caller with `caps` can answer.
-fn kinds_of(caps: &ClientCapabilities) -> InputKinds {
+pub(crate) fn kinds_of(caps: &ClientCapabilities) -> InputKinds {
     InputKinds {
         form: caps.supports_form_elicitation(),
         url: caps.supports_url_elicitation(),

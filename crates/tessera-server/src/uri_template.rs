@@ -400,22 +400,16 @@ fn checked(op: Op, spec: &VarSpec, raw: &str) -> Option<String> {
     Some(value)
 }
 
-/// `%XX` sequences decoded; `None` when one is malformed or the result is not UTF-8.
+/// `%XX` sequences decoded (by `percent-encoding`); `None` when one is
+/// malformed or the result is not UTF-8.
 fn percent_decode(raw: &str) -> Option<String> {
-    let bytes = raw.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = raw.get(i + 1..i + 3)?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
+    if malformed_percent(raw).is_some() {
+        return None;
     }
-    String::from_utf8(out).ok()
+    let decoded = percent_encoding::percent_decode_str(raw)
+        .decode_utf8()
+        .ok()?;
+    Some(decoded.into_owned())
 }
 
 #[cfg(test)]
