@@ -39,7 +39,10 @@ pub struct McpEndpoint {
 impl McpEndpoint {
     /// An endpoint for `server` with `options`.
     pub fn new(server: Arc<McpServer>, options: EndpointOptions) -> Self {
-        let sessions = Arc::new(crate::legacy::Sessions::new(options.answer_relay.as_ref()));
+        let sessions = Arc::new(crate::legacy::Sessions::new(
+            options.answer_relay.as_ref(),
+            options.session_notes.clone(),
+        ));
         Self {
             server,
             options: Arc::new(options),

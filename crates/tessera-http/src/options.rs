@@ -63,6 +63,7 @@ pub struct EndpointOptions {
     pub(crate) legacy: Legacy,
     pub(crate) question_timeout: std::time::Duration,
     pub(crate) answer_relay: Option<Arc<dyn tessera_server::bridge::AnswerRelay>>,
+    pub(crate) session_notes: Option<Arc<dyn tessera_server::bridge::SessionNotes>>,
     pub(crate) allowed_hosts: Vec<String>,
     pub(crate) any_host: bool,
     pub(crate) allowed_origins: Vec<String>,
@@ -92,6 +93,7 @@ impl Default for EndpointOptions {
             legacy: Legacy::Serve,
             question_timeout: DEFAULT_QUESTION_TIMEOUT,
             answer_relay: None,
+            session_notes: None,
             allowed_hosts: Vec::new(),
             any_host: false,
             allowed_origins: Vec::new(),
@@ -156,6 +158,19 @@ impl EndpointOptions {
     /// session's requests may reach any instance of the deployment.
     pub fn answer_relay(mut self, relay: Arc<dyn tessera_server::bridge::AnswerRelay>) -> Self {
         self.answer_relay = Some(relay);
+        self
+    }
+
+    /// Where the notes on initialize-era sessions are kept (ended, log level,
+    /// subscriptions, who holds the standalone stream): give every instance
+    /// the same shared store (e.g. `tessera_redis::Redis::session_notes`) so
+    /// a DELETE on one ends the session on all, also after restarts, and the
+    /// log level and subscriptions follow the session to whatever instance
+    /// serves it. Without one they are kept in this process
+    /// ([`MemorySessionNotes`](tessera_server::bridge::MemorySessionNotes)),
+    /// and hold only on the instance that took them, until it restarts.
+    pub fn session_notes(mut self, notes: Arc<dyn tessera_server::bridge::SessionNotes>) -> Self {
+        self.session_notes = Some(notes);
         self
     }
 

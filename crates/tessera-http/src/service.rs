@@ -51,7 +51,7 @@ impl McpEndpoint {
                 // GET and DELETE reach here only for initialize-era sessions.
                 Ok(caller) if head.method != http::Method::POST => {
                     let facts = caller.facts(self.options());
-                    self.session_method(&head, &facts)
+                    self.session_method(&head, &facts).await
                 }
                 Ok(caller) => match self.read_body(&head, body).await {
                     Ok((bytes, _reservation)) => self.handle_body(&head, caller, bytes).await,

@@ -46,12 +46,12 @@ pub struct ServeArgs {
     #[arg(long)]
     pub dev: bool,
     /// Each requestState ticket is redeemable once (in memory, or with
-    /// --redis in Redis, shared by every instance).
+    /// --redis or --redis-cluster in Redis, shared by every instance).
     #[arg(long)]
     pub single_use: bool,
     /// Limit tool calls per caller and per tool: N/s, N/min or N/h (each
     /// round of a tool that asks counts; past it, HTTP 429 with Retry-After;
-    /// with --redis the limit holds across instances).
+    /// with --redis or --redis-cluster the limit holds across instances).
     #[arg(long, value_name = "N/WINDOW", value_parser = parse_rate_limit)]
     pub rate_limit: Option<String>,
     /// The load balancers in front of the server (CIDR blocks or addresses,
@@ -70,11 +70,17 @@ pub struct ServeArgs {
     #[arg(long, value_name = "URL", value_parser = parse_redis_url)]
     pub ledger: Option<String>,
     /// Share this Redis between instances: initialize-era answers reach the
-    /// instance whose call asked, change notifications reach every listener,
-    /// and with --single-use tickets are redeemed there.
+    /// instance whose call asked, session notes (ended, log level,
+    /// subscriptions) hold on every instance, change notifications reach
+    /// every listener, and with --single-use tickets are redeemed there.
     #[cfg(feature = "redis")]
     #[arg(long, value_name = "URL", value_parser = parse_redis_url)]
     pub redis: Option<String>,
+    /// As --redis, on a Redis Cluster (or Valkey in cluster mode): the
+    /// redis:// URLs of one or more of its nodes, comma-separated.
+    #[cfg(feature = "redis")]
+    #[arg(long, value_name = "URL,...", value_parser = parse_redis_url, value_delimiter = ',', conflicts_with_all = ["redis", "ledger"])]
+    pub redis_cluster: Option<Vec<String>>,
     /// Protect the endpoint: accept only JWT access tokens of this
     /// authorization server (keys from its metadata's jwks_uri).
     #[cfg(feature = "auth")]
@@ -219,6 +225,25 @@ mod tests {
         );
         let a = parse(&["--ledger", "redis://127.0.0.1:6379/"]).unwrap();
         assert!(a.single_use());
+        let a = parse(&[
+            "--redis-cluster",
+            "redis://127.0.0.1:7000,redis://127.0.0.1:7001",
+        ])
+        .unwrap();
+        assert_eq!(
+            a.redis_cluster.as_deref(),
+            Some(
+                &[
+                    "redis://127.0.0.1:7000".to_owned(),
+                    "redis://127.0.0.1:7001".to_owned()
+                ][..]
+            )
+        );
+        assert!(parse(&["--redis-cluster", "redis://a:1,http://b"]).is_err());
+        assert!(
+            parse(&["--redis-cluster", "redis://a:1", "--redis", "redis://b:1"]).is_err(),
+            "one shared Redis or one cluster, not both"
+        );
     }
 
     #[cfg(feature = "auth")]

@@ -56,9 +56,10 @@ pub struct Setup {
 impl Setup {
     /// A builder for the server named `name` at `version`, set up as the
     /// flags say: the key ring and `--ttl`, `--rate-limit` (tool calls per
-    /// caller and per tool, shared in Redis with `--redis`), `--single-use` (each tool's
-    /// tickets redeemed once, in Redis with `--ledger` or `--redis`),
-    /// `--oauth-scope` (every tool needs it), and with `--redis` the change
+    /// caller and per tool, shared in Redis with `--redis` or `--redis-cluster`),
+    /// `--single-use` (each tool's tickets redeemed once, in Redis with
+    /// `--ledger`, `--redis` or `--redis-cluster`), `--oauth-scope` (every
+    /// tool needs it), and with `--redis` or `--redis-cluster` the change
     /// bus and the task store shared by every instance. Add the tools, prompts and resources.
     pub fn server(&self, name: impl Into<String>, version: impl Into<String>) -> McpServerBuilder {
         let mut builder = McpServer::builder(name, version)
@@ -155,6 +156,13 @@ impl Setup {
                     .await
                     .map_err(|e| format!("--redis {url}: {e}"))?;
                 tracing::info!(%url, "instances share this Redis");
+                setup.redis = Some(redis);
+            } else if let Some(seeds) = &args.redis_cluster {
+                let seeds_shown = seeds.join(",");
+                let redis = Redis::connect_cluster(seeds)
+                    .await
+                    .map_err(|e| format!("--redis-cluster {seeds_shown}: {e}"))?;
+                tracing::info!(seeds = %seeds_shown, "instances share this Redis Cluster");
                 setup.redis = Some(redis);
             }
             let ledger = match (&args.ledger, &setup.redis) {
@@ -355,7 +363,9 @@ impl Launch {
         }
         #[cfg(feature = "redis")]
         let options = match &setup.redis {
-            Some(redis) => options.answer_relay(Arc::new(redis.answer_relay(&self.name))),
+            Some(redis) => options
+                .answer_relay(Arc::new(redis.answer_relay(&self.name)))
+                .session_notes(Arc::new(redis.session_notes(&self.name))),
             None => options,
         };
         let listener = tokio::net::TcpListener::bind(&addr)

@@ -1,7 +1,7 @@
 //! The change bus across instances: Redis pub/sub in, each instance's listeners out.
 
+use crate::RedisConnection;
 use crate::subscriber::{ChannelListener, subscribe_forever};
-use redis::aio::ConnectionManager;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use tessera_protocol::BoxFuture;
@@ -16,7 +16,8 @@ use tessera_server::{
 /// subscriptions end gracefully and clients listen again, and a listener that
 /// arrives while the connection is down is ended at once.
 pub struct RedisBus {
-    conn: ConnectionManager,
+    conn: RedisConnection,
+    publish: &'static str,
     channel: String,
     local: MemoryBus,
     connected: Arc<AtomicBool>,
@@ -29,7 +30,7 @@ impl RedisBus {
         let local = MemoryBus::default();
         let connected = Arc::new(AtomicBool::new(false));
         let task = tokio::spawn(subscribe_forever(
-            redis.client.clone(),
+            redis.deployment.clone(),
             channel.clone(),
             "change bus",
             BusListener {
@@ -40,6 +41,7 @@ impl RedisBus {
         ));
         Self {
             conn: redis.connection(),
+            publish: redis.deployment.publish(),
             channel,
             local,
             connected,
@@ -66,7 +68,7 @@ impl ChangeBus for RedisBus {
         Box::pin(async move {
             let payload = serde_json::to_string(&change).map_err(|e| BusError(e.to_string()))?;
             // Every instance hears it on the channel, this one included.
-            redis::cmd("PUBLISH")
+            redis::cmd(self.publish)
                 .arg(&channel)
                 .arg(payload)
                 .query_async::<i64>(&mut conn)

@@ -1,6 +1,6 @@
 //! The single-use ticket ledger every instance shares.
 
-use redis::aio::ConnectionManager;
+use crate::RedisConnection;
 use tessera_state::{LedgerError, LedgerFuture, TicketLedger};
 
 /// Records redeemed ticket ids in Redis with `SET key ATTEMPT NX EXAT expiry`:
@@ -17,15 +17,16 @@ use tessera_state::{LedgerError, LedgerFuture, TicketLedger};
 /// the release; the retry is then refused as a replay, as before.)
 #[derive(Clone)]
 pub struct RedisLedger {
-    conn: ConnectionManager,
+    conn: RedisConnection,
     prefix: String,
 }
 
 impl RedisLedger {
-    /// A ledger on `conn`, its keys under `tessera:{namespace}:ticket:`.
-    pub fn new(conn: ConnectionManager, namespace: &str) -> Self {
+    /// A ledger on `conn`, its keys under `tessera:{namespace}:ticket:`
+    /// (one key per ticket, so on a cluster they spread over the slots).
+    pub fn new(conn: impl Into<RedisConnection>, namespace: &str) -> Self {
         Self {
-            conn,
+            conn: conn.into(),
             prefix: format!("tessera:{namespace}:ticket:"),
         }
     }
@@ -66,7 +67,7 @@ impl TicketLedger for RedisLedger {
 }
 
 /// Takes back the key of a redemption that failed, should its `SET` land late.
-async fn release(mut conn: ConnectionManager, key: String, attempt: String) {
+async fn release(mut conn: RedisConnection, key: String, attempt: String) {
     for tried in 1..=RELEASE_TRIES {
         let released: Result<i64, _> = redis::cmd("EVAL")
             .arg(RELEASE)

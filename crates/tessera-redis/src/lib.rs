@@ -18,6 +18,16 @@
 //!   call asked the question (`tessera_http::EndpointOptions::answer_relay`),
 //!   so every request of such a session may reach any instance; an answer
 //!   whose holder is gone gets a clear error.
+//! - [`RedisSessionNotes`]: what is kept of initialize-era sessions (ended,
+//!   log level, subscriptions, the standalone stream's holder)
+//!   (`tessera_http::EndpointOptions::session_notes`), so a DELETE on one
+//!   instance ends the session on all, also after restarts.
+//!
+//! Everything works on one Redis ([`Redis::connect`]) and on a Redis
+//! Cluster ([`Redis::connect_cluster`], the `redis` crate's cluster client):
+//! there, keys spread over the slots (the task store alone keeps its keys in
+//! one slot, for its quotas: see [`RedisTaskStore`]), Lua scripts touch the
+//! keys of one slot, and channels are sharded (`SPUBLISH`/`SSUBSCRIBE`).
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), tessera_redis::RedisError> {
@@ -34,14 +44,16 @@ mod connection;
 mod ledger;
 mod rate_limits;
 mod relay;
+mod session_notes;
 mod subscriber;
 mod task_store;
 
 pub use bus::RedisBus;
-pub use connection::{Redis, RedisError};
+pub use connection::{Redis, RedisConnection, RedisError};
 pub use ledger::RedisLedger;
 pub use rate_limits::RedisRateLimits;
 /// The Redis client crate, for applications that keep their own data in the same Redis.
 pub use redis;
 pub use relay::RedisRelay;
+pub use session_notes::RedisSessionNotes;
 pub use task_store::RedisTaskStore;

@@ -2,24 +2,26 @@
 
 use std::time::Duration;
 
-use redis::aio::ConnectionManager;
 use tessera_server::BoxFuture;
 use tessera_server::middleware::{RateDecision, RateLimitStore};
+
+use crate::RedisConnection;
 
 /// Token buckets in Redis (`tessera:{namespace}:rate:` keys), each taken
 /// from in one Lua script on Redis's own clock, so a limit holds across
 /// instances; a bucket expires once it would be full again.
 #[derive(Clone)]
 pub struct RedisRateLimits {
-    conn: ConnectionManager,
+    conn: RedisConnection,
     prefix: String,
 }
 
 impl RedisRateLimits {
-    /// Buckets on `conn`, their keys under `tessera:{namespace}:rate:`.
-    pub fn new(conn: ConnectionManager, namespace: &str) -> Self {
+    /// Buckets on `conn`, their keys under `tessera:{namespace}:rate:` (one
+    /// key per bucket, so on a cluster they spread over the slots).
+    pub fn new(conn: impl Into<RedisConnection>, namespace: &str) -> Self {
         Self {
-            conn,
+            conn: conn.into(),
             prefix: format!("tessera:{namespace}:rate:"),
         }
     }

@@ -4,10 +4,12 @@
 //!
 //! `PUBLISH` answers with the number of subscribers that received the
 //! message, so a holder that is gone is known at once: the client is told,
-//! instead of its answer vanishing.
+//! instead of its answer vanishing. On a cluster the channels are sharded
+//! (one per instance, so they spread over the slots) and `SPUBLISH` counts
+//! the subscribers on the node owning the channel, where the holder listens.
 
+use crate::RedisConnection;
 use crate::subscriber::{ChannelListener, subscribe_forever};
-use redis::aio::ConnectionManager;
 use std::sync::{Arc, OnceLock};
 use tessera_protocol::BoxFuture;
 use tessera_server::bridge::{AnswerRelay, AnswerSink, RelayError, RelayedAnswer};
@@ -16,7 +18,8 @@ use tessera_server::bridge::{AnswerRelay, AnswerSink, RelayError, RelayedAnswer}
 /// A subscriber task keeps this instance's channel open (reconnecting as
 /// the change bus does).
 pub struct RedisRelay {
-    conn: ConnectionManager,
+    conn: RedisConnection,
+    publish: &'static str,
     namespace: String,
     instance: String,
     sink: Arc<OnceLock<AnswerSink>>,
@@ -29,7 +32,7 @@ impl RedisRelay {
         let sink: Arc<OnceLock<AnswerSink>> = Arc::default();
         let channel = channel(namespace, &instance);
         let task = tokio::spawn(subscribe_forever(
-            redis.client.clone(),
+            redis.deployment.clone(),
             channel.clone(),
             "answer relay",
             RelayListener {
@@ -39,6 +42,7 @@ impl RedisRelay {
         ));
         Self {
             conn: redis.connection(),
+            publish: redis.deployment.publish(),
             namespace: namespace.to_owned(),
             instance,
             sink,
@@ -84,7 +88,7 @@ impl AnswerRelay for RedisRelay {
         let channel = channel(&self.namespace, holder);
         Box::pin(async move {
             let payload = serde_json::to_string(&answer).map_err(|e| RelayError(e.to_string()))?;
-            let heard = redis::cmd("PUBLISH")
+            let heard = redis::cmd(self.publish)
                 .arg(&channel)
                 .arg(payload)
                 .query_async::<i64>(&mut conn)

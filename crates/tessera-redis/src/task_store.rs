@@ -18,16 +18,22 @@
 //! JSON (questions, results, errors) is stored as opaque strings: the
 //! scripts never decode it (Redis's Lua JSON turns `[]` into `{}`). Times
 //! are Redis's own (`TIME`), so instances whose clocks differ agree on
-//! leases and expiry. The scripts name their keys from the prefix rather
-//! than declaring them, so they run on a single Redis (or a primary with
-//! replicas), not on Redis Cluster.
+//! leases and expiry.
+//!
+//! On a Redis Cluster every key of the store shares one hash tag (the
+//! prefix is `tessera:{namespace:tasks}:`), so the store lives in one slot:
+//! the quotas (`live`, `kept`, `bytes`) are checked and changed in the same
+//! script as the task itself, which Redis runs atomically only on keys of
+//! one slot. Each script declares `seq` as its key, which routes it to that
+//! slot's node; the wake-up channel is sharded in the same slot
+//! (`SPUBLISH`). Tickets, rate-limit buckets, session notes and channels
+//! other than this one spread over the slots.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use event_listener::Event;
-use redis::aio::ConnectionManager;
 use tessera_protocol::{BoxFuture, InputRequests, JsonObject, TaskStatus};
 use tessera_server::task_store::{
     CANCELLED_MESSAGE, RUNNER_LEASE, TaskStoreFuture, WAITING_MESSAGE, kept_outcome, now_ms,
@@ -35,6 +41,7 @@ use tessera_server::task_store::{
 };
 use tessera_server::{NewTask, TaskOutcome, TaskPolicy, TaskRecord, TaskStore, TaskStoreError};
 
+use crate::RedisConnection;
 use crate::subscriber::{ChannelListener, subscribe_forever};
 
 /// Keeps tasks in Redis, so that `tasks/get`, `tasks/update` and
@@ -46,7 +53,7 @@ use crate::subscriber::{ChannelListener, subscribe_forever};
 /// instances together. When Redis does not answer, task requests are
 /// answered 503.
 pub struct RedisTaskStore {
-    conn: ConnectionManager,
+    conn: RedisConnection,
     prefix: String,
     channel: String,
     policy: TaskPolicy,
@@ -60,12 +67,16 @@ type Wakers = Arc<Mutex<HashMap<String, Weak<Event>>>>;
 
 impl RedisTaskStore {
     pub(crate) fn start(redis: &crate::Redis, namespace: &str, policy: TaskPolicy) -> Self {
-        let prefix = format!("tessera:{namespace}:tasks:");
+        let prefix = if redis.is_cluster() {
+            format!("tessera:{{{namespace}:tasks}}:")
+        } else {
+            format!("tessera:{namespace}:tasks:")
+        };
         let channel = format!("{prefix}changed");
         let wakers: Wakers = Arc::default();
         let subscribed: Arc<(AtomicBool, Event)> = Arc::default();
         let task = tokio::spawn(subscribe_forever(
-            redis.client.clone(),
+            redis.deployment.clone(),
             channel.clone(),
             "task store",
             TaskWaker {
@@ -97,9 +108,11 @@ impl RedisTaskStore {
         }
     }
 
-    /// An invocation of `script` with the key prefix as its first argument.
+    /// An invocation of `script` with the key prefix as its first argument,
+    /// and `seq` as its key (which routes it to the store's node on a cluster).
     fn invocation(&self, script: &'static redis::Script) -> redis::ScriptInvocation<'static> {
         let mut invocation = script.prepare_invoke();
+        invocation.key(format!("{}seq", self.prefix));
         invocation.arg(&self.prefix);
         invocation
     }
@@ -430,9 +443,12 @@ impl ChannelListener for TaskWaker {
 
 /// What every script starts with: ARGV[1] the key prefix; the time, in ms,
 /// from Redis's clock (one clock for every instance, and the one that
-/// expires keys); `int` writes a number as digits (never an exponent).
+/// expires keys); `int` writes a number as digits (never an exponent);
+/// `PUB` the command that publishes a wake-up (`SPUBLISH` when the prefix
+/// is hash-tagged, which it is on a cluster).
 const PRELUDE: &str = r#"
 local P = ARGV[1]
+local PUB = string.find(P, '{', 1, true) and 'SPUBLISH' or 'PUBLISH'
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local function int(n) return string.format('%d', n) end
@@ -561,7 +577,7 @@ end
 if redis.call('SCARD', k .. ':pending') == 0 then
   redis.call('HSET', k, 'status', 'working', 'updated', int(now))
   redis.call('HDEL', k, 'message', 'requests')
-  redis.call('PUBLISH', ARGV[4], id)
+  redis.call(PUB, ARGV[4], id)
   return 2
 end
 return 1
@@ -616,7 +632,7 @@ if not terminal(redis.call('HGET', k, 'status')) then
   ended(k)
   unlive(id, redis.call('HGET', k, 'caller'))
 end
-redis.call('PUBLISH', ARGV[5], id)
+redis.call(PUB, ARGV[5], id)
 return 1
 "#;
 

@@ -2,7 +2,8 @@
 //!
 //! A test fixture: the requestState key is generated at start, so tickets do
 //! not survive a restart; with `--redis URL`, tasks are kept in that Redis
-//! for every instance and the key comes from `MRTR_REQUEST_STATE_KEY(S)`, so
+//! (or with `--redis-cluster URL,...` in that Redis Cluster) for every
+//! instance and the key comes from `MRTR_REQUEST_STATE_KEY(S)`, so
 //! instances share it. Prints `listening on http://ADDR/mcp` on stdout
 //! once it accepts connections (useful with `--addr 127.0.0.1:0`).
 
@@ -13,8 +14,8 @@ use std::sync::Arc;
 use tessera::http::{EndpointOptions, Legacy, McpEndpoint};
 use tessera::state::{KeyRing, RequestStateCodec, StateKey};
 
-const USAGE: &str =
-    "usage: everything-server [--addr HOST:PORT] [--legacy reject|stateless|serve] [--redis URL]
+const USAGE: &str = "usage: everything-server [--addr HOST:PORT] [--legacy reject|stateless|serve]
+                         [--redis URL | --redis-cluster URL,...]
 
   --addr     where to listen (default 127.0.0.1:$PORT, or 127.0.0.1:3000)
   --legacy   initialize-era clients: refused (reject, the default), served
@@ -23,6 +24,8 @@ const USAGE: &str =
   --redis    keep tasks in this Redis, shared with every instance; the
              requestState key then comes from MRTR_REQUEST_STATE_KEY or
              MRTR_REQUEST_STATE_KEYS (instances must share it)
+  --redis-cluster
+             as --redis, on the Redis Cluster these nodes belong to
 
 Serves the MCP conformance fixture at http://HOST:PORT/mcp with a fresh
 requestState key, and prints `listening on http://HOST:PORT/mcp` when ready.";
@@ -53,7 +56,14 @@ struct Settings {
     /// The policy for initialize-era clients.
     legacy: Legacy,
     /// The Redis tasks are kept in.
-    redis: Option<String>,
+    redis: Option<SharedRedis>,
+}
+
+/// `--redis` or `--redis-cluster`.
+#[derive(Debug, PartialEq)]
+enum SharedRedis {
+    One(String),
+    Cluster(Vec<String>),
 }
 
 fn settings(
@@ -78,10 +88,18 @@ fn settings(
                     .map_err(|e| format!("{e}\n\n{USAGE}"))?
             }
             "--redis" => {
-                redis = Some(
+                redis = Some(SharedRedis::One(
                     args.next()
                         .ok_or(format!("--redis needs a URL\n\n{USAGE}"))?,
-                )
+                ))
+            }
+            "--redis-cluster" => {
+                let seeds = args
+                    .next()
+                    .ok_or(format!("--redis-cluster needs URLs\n\n{USAGE}"))?;
+                redis = Some(SharedRedis::Cluster(
+                    seeds.split(',').map(str::to_owned).collect(),
+                ))
             }
             "-h" | "--help" => return Err(USAGE.to_owned()),
             other => return Err(format!("unknown argument {other:?}\n\n{USAGE}")),
@@ -128,10 +146,15 @@ fn run() -> Result<(), String> {
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
     runtime.block_on(async {
         let builder = match &redis {
-            Some(url) => {
-                let redis = tessera::redis::Redis::connect(url)
-                    .await
-                    .map_err(|e| format!("--redis {url}: {e}"))?;
+            Some(shared) => {
+                let redis = match shared {
+                    SharedRedis::One(url) => tessera::redis::Redis::connect(url)
+                        .await
+                        .map_err(|e| format!("--redis {url}: {e}"))?,
+                    SharedRedis::Cluster(seeds) => tessera::redis::Redis::connect_cluster(seeds)
+                        .await
+                        .map_err(|e| format!("--redis-cluster {}: {e}", seeds.join(",")))?,
+                };
                 let store = redis.task_store(everything::SERVER_NAME, Default::default());
                 builder.task_store(Arc::new(store))
             }
@@ -191,10 +214,18 @@ mod tests {
         assert_eq!(
             settings(args(&["--redis", "redis://127.0.0.1:6379/"]), None)
                 .unwrap()
-                .redis
-                .as_deref(),
-            Some("redis://127.0.0.1:6379/")
+                .redis,
+            Some(SharedRedis::One("redis://127.0.0.1:6379/".into()))
         );
         assert!(settings(args(&["--redis"]), None).is_err());
+        assert_eq!(
+            settings(args(&["--redis-cluster", "redis://a:1,redis://b:2"]), None)
+                .unwrap()
+                .redis,
+            Some(SharedRedis::Cluster(vec![
+                "redis://a:1".into(),
+                "redis://b:2".into()
+            ]))
+        );
     }
 }

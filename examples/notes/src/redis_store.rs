@@ -1,19 +1,23 @@
-//! Notes in Redis, shared by every instance (`--redis URL`).
+//! Notes in Redis, shared by every instance (`--redis URL`, or
+//! `--redis-cluster URL,...`).
 
 use tessera::BoxFuture;
-use tessera::redis::redis::{self, aio::ConnectionManager};
+use tessera::redis::RedisConnection;
+use tessera::redis::redis;
 
 use crate::store::{Note, NoteStore, NoteSummary, StoreError};
 
-/// Notes as JSON in a hash (`tessera:notes:notes`, by id), their order in a
-/// list (`tessera:notes:order`).
+/// Notes as JSON in a hash (`tessera:{notes}:notes`, by id), their order in
+/// a list (`tessera:{notes}:order`). Adding and deleting change both in one
+/// transaction, so the two keys share a hash tag: on a Redis Cluster they
+/// live in one slot, where a transaction may touch them together.
 #[derive(Clone)]
 pub struct RedisStore {
-    conn: ConnectionManager,
+    conn: RedisConnection,
 }
 
-const NOTES: &str = "tessera:notes:notes";
-const ORDER: &str = "tessera:notes:order";
+const NOTES: &str = "tessera:{notes}:notes";
+const ORDER: &str = "tessera:{notes}:order";
 
 fn failed(e: impl std::fmt::Display) -> StoreError {
     StoreError::logged(format!("Redis: {e}"))
@@ -21,8 +25,8 @@ fn failed(e: impl std::fmt::Display) -> StoreError {
 
 impl RedisStore {
     /// Notes on `conn`.
-    pub fn new(conn: ConnectionManager) -> Self {
-        Self { conn }
+    pub fn new(conn: impl Into<RedisConnection>) -> Self {
+        Self { conn: conn.into() }
     }
 }
 

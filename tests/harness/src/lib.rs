@@ -118,6 +118,164 @@ impl Drop for RedisServer {
     }
 }
 
+/// A Redis Cluster of our own: three masters (`redis-server
+/// --cluster-enabled yes` ×3, joined by `redis-cli --cluster create`), no
+/// replicas, no persistence, on free ports.
+pub struct RedisCluster {
+    nodes: Vec<Child>,
+    /// The masters' ports.
+    pub ports: Vec<u16>,
+    _dir: TempDir,
+}
+
+impl RedisCluster {
+    /// Starts three masters, joins them, and waits until the cluster is ok.
+    pub fn start() -> Self {
+        let dir = TempDir::new("redis-cluster");
+        let ports: Vec<u16> = (0..3).map(|_| free_port()).collect();
+        let nodes = ports
+            .iter()
+            .map(|port| {
+                let child = Command::new(require("redis-server"))
+                    .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+                    .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
+                    .args(["--cluster-enabled", "yes"])
+                    .args(["--cluster-config-file", &format!("nodes-{port}.conf")])
+                    .args(["--cluster-node-timeout", "1000"])
+                    .current_dir(&dir.0)
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .unwrap_or_else(|e| panic!("cannot start redis-server: {e}; run {INSTALL}"));
+                wait_for_port(*port, "redis-server (cluster node)");
+                child
+            })
+            .collect();
+        let cluster = Self {
+            nodes,
+            ports,
+            _dir: dir,
+        };
+        let mut create = Command::new(require("redis-cli"));
+        create.args(["--cluster", "create"]);
+        for port in &cluster.ports {
+            create.arg(format!("127.0.0.1:{port}"));
+        }
+        let created = create
+            .args(["--cluster-replicas", "0", "--cluster-yes"])
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run redis-cli: {e}; run {INSTALL}"));
+        assert!(
+            created.status.success(),
+            "redis-cli --cluster create failed: {}",
+            String::from_utf8_lossy(&created.stdout)
+        );
+        cluster.wait_until_ok();
+        cluster
+    }
+
+    /// The seed URLs, comma-separated (`--redis-cluster`).
+    pub fn seeds(&self) -> String {
+        self.urls().join(",")
+    }
+
+    /// `redis://127.0.0.1:PORT` of each master.
+    pub fn urls(&self) -> Vec<String> {
+        self.ports
+            .iter()
+            .map(|port| format!("redis://127.0.0.1:{port}"))
+            .collect()
+    }
+
+    /// Runs `redis-cli -p PORT ARGS…` and answers its output.
+    pub fn cli(&self, port: u16, args: &[&str]) -> String {
+        let out = Command::new(require("redis-cli"))
+            .args(["-p", &port.to_string()])
+            .args(args)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run redis-cli: {e}; run {INSTALL}"));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Waits until every master says `cluster_state:ok`.
+    pub fn wait_until_ok(&self) {
+        let started = Instant::now();
+        while !self.ports.iter().all(|port| {
+            self.cli(*port, &["cluster", "info"])
+                .contains("cluster_state:ok")
+        }) {
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "the Redis Cluster did not become ok within 20 s"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Keys matching `pattern` on each master, in the order of [`Self::ports`].
+    pub fn keys_per_master(&self, pattern: &str) -> Vec<usize> {
+        self.ports
+            .iter()
+            .map(|port| {
+                self.cli(*port, &["--scan", "--pattern", pattern])
+                    .lines()
+                    .filter(|l| !l.is_empty())
+                    .count()
+            })
+            .collect()
+    }
+
+    /// Stops master `i` (`SIGSTOP`: it answers nothing, as a master that
+    /// died, and the others mark it failed after the node timeout).
+    pub fn pause(&self, i: usize) {
+        signal(&self.nodes[i], "STOP");
+    }
+
+    /// Lets master `i` run again (`SIGCONT`) and waits until the cluster is ok.
+    pub fn resume(&self, i: usize) {
+        signal(&self.nodes[i], "CONT");
+        self.wait_until_ok();
+    }
+}
+
+fn signal(child: &Child, name: &str) {
+    let status = Command::new("kill")
+        .args([&format!("-{name}"), &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success(), "kill -{name} failed");
+}
+
+impl Drop for RedisCluster {
+    fn drop(&mut self) {
+        for node in &mut self.nodes {
+            let _ = Command::new("kill")
+                .args(["-CONT", &node.id().to_string()])
+                .status();
+            let _ = node.kill();
+            let _ = node.wait();
+        }
+    }
+}
+
+/// A shared store for many-instance tests: one Redis, or a Redis Cluster.
+pub enum SharedRedis {
+    /// One `redis-server`.
+    One(RedisServer),
+    /// Three masters.
+    Cluster(RedisCluster),
+}
+
+impl SharedRedis {
+    /// The flags that point a binary at it: `--redis URL` or `--redis-cluster URL,...`.
+    pub fn flags(&self) -> [String; 2] {
+        match self {
+            Self::One(redis) => ["--redis".into(), redis.url()],
+            Self::Cluster(cluster) => ["--redis-cluster".into(), cluster.seeds()],
+        }
+    }
+}
+
 /// An `nginx` of our own, in the foreground, with a configuration we write.
 pub struct Nginx {
     child: Child,

@@ -16,7 +16,6 @@
 //!   gets 404, and one without a session id (other than `initialize`) 400.
 
 mod questions;
-mod remembered;
 
 use std::sync::Arc;
 
@@ -27,16 +26,16 @@ use tessera_protocol::{
     INITIALIZE, INVALID_PARAMS, INVALID_REQUEST, JsonRpcResponse, LoggingLevel, RequestId,
 };
 use tessera_server::bridge::{
-    AnswerRelay, Bridge, LegacySession, OpenedSession, RelayedAnswer, SessionError, is_bridged,
+    AnswerRelay, Bridge, LegacySession, MemorySessionNotes, NotesError, OpenedSession,
+    RelayedAnswer, STREAM_LEASE, SessionError, SessionNote, SessionNotes, Wanted, is_bridged,
     requested_log_level,
 };
 use tessera_server::intake::Request;
 use tessera_server::{Change, Era, Handled, RequestFacts, Resolved, ServerError};
 
-use questions::{Delivery, Questions, StreamAsker};
+use questions::{Delivery, Questions, StreamAsker, first_of};
 pub use questions::{MAX_QUESTIONS, MAX_QUESTIONS_PER_PRINCIPAL, MAX_QUESTIONS_PER_SESSION};
-use remembered::{Full, Remembered};
-pub use remembered::{
+pub use tessera_server::bridge::{
     MAX_REMEMBERED_SESSIONS, MAX_SUBSCRIPTION_URI_BYTES, MAX_SUBSCRIPTIONS_PER_SESSION,
 };
 
@@ -50,17 +49,21 @@ pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
 pub const SESSION_NOT_FOUND: i32 = -32001;
 
 /// The endpoint's session state: the questions waiting for answers, and
-/// the notes on sessions taken here (ended, log level, subscriptions).
+/// the notes on sessions (ended, log level, subscriptions, the stream).
 pub(crate) struct Sessions {
     questions: Arc<Questions>,
-    remembered: Arc<Remembered>,
+    notes: Arc<dyn SessionNotes>,
     relay: Option<Arc<dyn AnswerRelay>>,
 }
 
 impl Sessions {
     /// The session state of an endpoint; with a relay, question ids name
-    /// this instance and answers forwarded to it reach its waiting calls.
-    pub(crate) fn new(relay: Option<&Arc<dyn AnswerRelay>>) -> Self {
+    /// this instance and answers forwarded to it reach its waiting calls;
+    /// without shared `notes`, they are kept in this process.
+    pub(crate) fn new(
+        relay: Option<&Arc<dyn AnswerRelay>>,
+        notes: Option<Arc<dyn SessionNotes>>,
+    ) -> Self {
         let questions = Arc::new(Questions::new(relay.map(|r| r.instance().to_owned())));
         if let Some(relay) = relay {
             let questions = Arc::clone(&questions);
@@ -76,7 +79,7 @@ impl Sessions {
         }
         Self {
             questions,
-            remembered: Arc::default(),
+            notes: notes.unwrap_or_else(|| Arc::new(MemorySessionNotes::default())),
             relay: relay.cloned(),
         }
     }
@@ -103,7 +106,7 @@ impl McpEndpoint {
             };
             return self.dispatch(request, facts, resolved).await;
         }
-        let opened = match self.open_session(head, facts.principal.as_deref()) {
+        let (opened, note) = match self.open_session(head, facts.principal.as_deref()).await {
             Ok(opened) => opened,
             Err(no) => return no.response(Some(request.id.clone())),
         };
@@ -111,33 +114,37 @@ impl McpEndpoint {
             version: opened.session.version.clone(),
         };
         facts = facts.with_session(&opened.key);
-        if let Some(answered) = self.take_note(&opened, &request, &facts) {
+        if let Some(answered) = self.take_note(&opened, &request, &facts).await {
             return answered;
         }
         if !is_bridged(&request.method) {
             return self.dispatch(request, facts, resolved).await;
         }
-        self.bridged(request, facts, opened, resolved).await
+        let log_level = note.log_level.unwrap_or(LoggingLevel::Debug);
+        self.bridged(request, facts, opened, log_level, resolved)
+            .await
     }
 
-    /// What this instance notes of a session's requests: the level of
+    /// What is noted of a session's requests: the level of
     /// `logging/setLevel` (then answered by the server), and
     /// `resources/subscribe` and `unsubscribe`, answered here. A
     /// subscription is kept only to what the caller could read
     /// ([`McpServer::may_subscribe`](tessera_server::McpServer::may_subscribe)),
     /// by a URI of at most [`MAX_SUBSCRIPTION_URI_BYTES`].
-    fn take_note(
+    async fn take_note(
         &self,
         opened: &OpenedSession,
         request: &Request,
         facts: &RequestFacts,
     ) -> Option<Response<McpBody>> {
-        let remembered = &self.sessions.remembered;
+        let notes = &self.sessions.notes;
         let id = request.id.clone();
         let noted = match request.method.as_str() {
             "logging/setLevel" => {
                 let level = requested_log_level(request)?;
-                remembered.set_log_level(&opened.key, opened.expires_at, level)
+                notes
+                    .set_log_level(&opened.key, opened.expires_at, level)
+                    .await
             }
             "resources/subscribe" | "resources/unsubscribe" => {
                 let Some(uri) = request.param("uri").and_then(Value::as_str) else {
@@ -169,10 +176,9 @@ impl McpEndpoint {
                             e.to_error_object(),
                         ));
                     }
-                    remembered.subscribe(&opened.key, opened.expires_at, uri)
+                    notes.subscribe(&opened.key, opened.expires_at, uri).await
                 } else {
-                    remembered.unsubscribe(&opened.key, uri);
-                    Ok(())
+                    notes.unsubscribe(&opened.key, uri).await
                 }
             }
             _ => return None,
@@ -195,15 +201,11 @@ impl McpEndpoint {
         request: Request,
         facts: RequestFacts,
         opened: OpenedSession,
+        log_level: LoggingLevel,
         resolved: Resolved,
     ) -> Response<McpBody> {
         let questions = Arc::clone(&self.sessions.questions);
         let patience = self.options().question_timeout;
-        let log_level = self
-            .sessions
-            .remembered
-            .log_level(&opened.key)
-            .unwrap_or(LoggingLevel::Debug);
         self.dispatch_with(
             request,
             facts,
@@ -281,22 +283,24 @@ impl McpEndpoint {
         response
     }
 
-    /// The session a request names, or why not: no id (400), or one that is
-    /// not (or no longer) a session of this server for this caller (404).
-    fn open_session(
+    /// The session a request names and its note, or why not: no id (400),
+    /// one that is not (or no longer) a session of this server for this
+    /// caller (404), or notes that cannot be read (503).
+    async fn open_session(
         &self,
         head: &Parts,
         principal: Option<&str>,
-    ) -> Result<OpenedSession, NoSession> {
+    ) -> Result<(OpenedSession, SessionNote), NoSession> {
         let header = head.headers.get(SESSION_HEADER).ok_or(NoSession::Missing)?;
         let token = header
             .to_str()
             .map_err(|_| NoSession::NotFound("the session id is not text".into()))?;
         match LegacySession::open(&self.server, token, principal) {
-            Ok(opened) if self.sessions.remembered.is_ended(&opened.key) => {
-                Err(NoSession::NotFound("the session was ended".into()))
-            }
-            Ok(opened) => Ok(opened),
+            Ok(opened) => match self.sessions.notes.read(&opened.key).await {
+                Ok(note) if note.ended => Err(NoSession::NotFound("the session was ended".into())),
+                Ok(note) => Ok((opened, note)),
+                Err(e) => Err(NoSession::Notes(e)),
+            },
             Err(SessionError::Open(e)) => {
                 tracing::debug!(reason = e.reason(), "a session id did not open");
                 Err(NoSession::NotFound(
@@ -315,8 +319,8 @@ impl McpEndpoint {
         principal: Option<&str>,
         response: JsonRpcResponse<Value>,
     ) -> Response<McpBody> {
-        let opened = match self.open_session(head, principal) {
-            Ok(opened) => opened,
+        let opened = match self.open_session(head, principal).await {
+            Ok((opened, _)) => opened,
             Err(no) => return no.response(None),
         };
         let id = match &response {
@@ -369,26 +373,43 @@ impl McpEndpoint {
     }
 
     /// GET and DELETE on the endpoint, which only sessions have.
-    pub(crate) fn session_method(&self, head: &Parts, facts: &RequestFacts) -> Response<McpBody> {
+    pub(crate) async fn session_method(
+        &self,
+        head: &Parts,
+        facts: &RequestFacts,
+    ) -> Response<McpBody> {
         let principal = facts.principal.as_deref();
         if !head.headers.contains_key(SESSION_HEADER) {
             // Without a session there is nothing to stream or end: as for 2026-07-28 clients.
             return reject::method_not_allowed();
         }
-        let opened = match self.open_session(head, principal) {
-            Ok(opened) => opened,
+        let opened = match self.open_session(head, principal).await {
+            Ok((opened, _)) => opened,
             Err(no) => return no.response(None),
         };
-        let remembered = &self.sessions.remembered;
+        let notes = &self.sessions.notes;
         if head.method == Method::DELETE {
-            return match remembered.end(&opened.key, opened.expires_at) {
+            return match notes.end(&opened.key, opened.expires_at).await {
                 Ok(()) => reject::empty(StatusCode::OK),
-                Err(full) => refuse_note(None, full),
+                Err(e) => refuse_note(None, e),
             };
         }
-        let guard = match remembered.open_stream(&opened.key, opened.expires_at) {
-            Ok(Some(guard)) => guard,
-            Ok(None) => {
+        let Some(holder) = tessera_state::random_id() else {
+            return reject::unavailable(
+                "Service Unavailable: no randomness to claim the session's stream; retry",
+                1,
+            );
+        };
+        let claim = StreamClaim {
+            notes: Arc::clone(notes),
+            key: opened.key.clone(),
+            expires_at: opened.expires_at,
+            holder,
+            runtime: self.options().task_runtime.clone(),
+        };
+        match claim.renew().await {
+            Ok(true) => {}
+            Ok(false) => {
                 return reject::error(
                     StatusCode::CONFLICT,
                     None,
@@ -397,8 +418,8 @@ impl McpEndpoint {
                     None,
                 );
             }
-            Err(full) => return refuse_note(None, full),
-        };
+            Err(e) => return refuse_note(None, e),
+        }
         let counted = match self.listen_streams.open(
             head,
             facts.caller_key(),
@@ -408,19 +429,30 @@ impl McpEndpoint {
             Err(refused) => return refused.response(None),
         };
         let server = Arc::clone(&self.server);
-        let subscriptions = Arc::clone(remembered);
+        let subscriptions = Arc::clone(notes);
         let key = opened.key;
         // The stream answers no request: it is logged under id 0 when it ends.
         let stream_id = RequestId::from(0);
         let log = RequestLog::new("GET", None, &stream_id, self.options().access_log.as_ref());
         let running = Running::new(move |sink| {
             Box::pin(async move {
-                let _open = (guard, counted);
+                let _counted = counted;
                 let wanted = move |change: &Change| match change {
-                    Change::ResourceUpdated { uri } => subscriptions.is_subscribed(&key, uri),
-                    _ => true,
+                    Change::ResourceUpdated { uri } => {
+                        let (notes, key, uri) =
+                            (Arc::clone(&subscriptions), key.clone(), uri.clone());
+                        Wanted::Ask(Box::pin(async move {
+                            notes.is_subscribed(&key, &uri).await.unwrap_or_else(|e| {
+                                tracing::warn!(error = %e, "a resource update left out: the session's subscriptions could not be read");
+                                false
+                            })
+                        }))
+                    }
+                    _ => Wanted::Yes,
                 };
-                server.forward_changes(wanted, sink).await;
+                // The claim is renewed while the stream is open, and given up when it ends.
+                first_of(server.forward_changes(wanted, sink), claim.keep()).await;
+                claim.release().await;
                 Handled {
                     id: stream_id,
                     result: Err(ServerError::Cancelled),
@@ -440,6 +472,8 @@ enum NoSession {
     Missing,
     /// One that is not a session of this server for this caller, and why.
     NotFound(String),
+    /// Its notes could not be read (whether it was ended is unknown).
+    Notes(NotesError),
 }
 
 impl NoSession {
@@ -460,18 +494,26 @@ impl NoSession {
                 format!("Session not found: {why}; send initialize to open a new session"),
                 None,
             ),
+            Self::Notes(e) => refuse_note(id, e),
         }
     }
 }
 
-/// A note this instance could not take: 503, or -32602 for a session at its subscription limit.
-fn refuse_note(id: Option<RequestId>, full: Full) -> Response<McpBody> {
-    match full {
-        Full::Sessions => reject::unavailable(
+/// A note that could not be taken: 503, or -32602 for a session at its subscription limit.
+fn refuse_note(id: Option<RequestId>, e: NotesError) -> Response<McpBody> {
+    match e {
+        NotesError::Sessions => reject::unavailable(
             "Service Unavailable: the server keeps as many session notes as it can; retry later",
             60,
         ),
-        Full::Subscriptions => reject::error(
+        NotesError::Unavailable(why) => {
+            tracing::warn!(error = %why, "session notes unavailable");
+            reject::unavailable(
+                "Service Unavailable: the session's notes cannot be reached; retry",
+                1,
+            )
+        }
+        NotesError::Subscriptions => reject::error(
             StatusCode::OK,
             id,
             INVALID_PARAMS,
@@ -480,5 +522,53 @@ fn refuse_note(id: Option<RequestId>, full: Full) -> Response<McpBody> {
             ),
             None,
         ),
+    }
+}
+
+/// This stream's claim on its session's standalone stream: renewed every
+/// third of [`STREAM_LEASE`] while the stream is open, given up when it ends.
+struct StreamClaim {
+    notes: Arc<dyn SessionNotes>,
+    key: String,
+    expires_at: u64,
+    holder: String,
+    /// Where the renewals are timed; without one (no async runtime to
+    /// sleep on) the claim is not renewed and lapses after [`STREAM_LEASE`].
+    runtime: Option<Arc<dyn tessera_server::TaskRuntime>>,
+}
+
+impl StreamClaim {
+    /// Claims or renews; `false` while another stream holds the session.
+    async fn renew(&self) -> Result<bool, NotesError> {
+        self.notes
+            .claim_stream(&self.key, self.expires_at, &self.holder)
+            .await
+    }
+
+    /// Renews the claim until it is lost (another stream took over after a
+    /// lapse, or the notes could not be reached in time): then completes,
+    /// ending the stream.
+    async fn keep(&self) {
+        let Some(runtime) = &self.runtime else {
+            return std::future::pending().await;
+        };
+        loop {
+            runtime.sleep(STREAM_LEASE / 3).await;
+            match self.renew().await {
+                Ok(true) => {}
+                Ok(false) => return,
+                Err(e) => {
+                    tracing::warn!(error = %e, "a session's stream claim could not be renewed; the stream ends");
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Gives the claim up (a failure only delays another stream until the lease lapses).
+    async fn release(&self) {
+        if let Err(e) = self.notes.release_stream(&self.key, &self.holder).await {
+            tracing::debug!(error = %e, "a session's stream claim was not given up; it lapses");
+        }
     }
 }

@@ -299,7 +299,7 @@ impl Drop for Withdraw<'_> {
 }
 
 /// The first future's output, or `None` when the second completes first.
-async fn first_of<A: Future, B: Future>(a: A, b: B) -> Option<A::Output> {
+pub(crate) async fn first_of<A: Future, B: Future>(a: A, b: B) -> Option<A::Output> {
     let (mut a, mut b) = (std::pin::pin!(a), std::pin::pin!(b));
     std::future::poll_fn(|cx| {
         if let std::task::Poll::Ready(out) = a.as_mut().poll(cx) {

@@ -15,6 +15,7 @@ mod asker;
 mod changes;
 mod relay;
 mod session;
+mod session_notes;
 
 use serde_json::{Map, Value, json};
 use tessera_protocol::rounds::{Reply, RoundDriver, Step};
@@ -24,9 +25,14 @@ use tessera_protocol::{
 };
 
 pub use asker::{Asker, PeerFailure};
+pub use changes::{MAX_QUEUED_CHANGES, Wanted};
 pub use relay::{AnswerRelay, AnswerSink, RelayError, RelayedAnswer};
 pub use session::{
     LegacySession, MAX_SESSION_JSON_BYTES, OpenedSession, SESSION_LIFETIME, SessionError,
+};
+pub use session_notes::{
+    MAX_REMEMBERED_SESSIONS, MAX_SUBSCRIPTION_URI_BYTES, MAX_SUBSCRIPTIONS_PER_SESSION,
+    MemorySessionNotes, NotesError, NotesFuture, STREAM_LEASE, SessionNote, SessionNotes,
 };
 
 use crate::dispatch::{Json, check_capabilities};
