@@ -5,7 +5,8 @@
 //! fetched through the other two; cancelled through another instance, its
 //! runner stops within a second; its instance killed, it ends `failed`
 //! within the runner's lease (3 s) plus one poll interval (0.5 s) of the
-//! kill, bounded here at 4.5 s.
+//! kill, bounded here at 4.5 s. The first flows again with three
+//! `everything-server --redis-cluster` processes on a three-master Redis Cluster.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -13,8 +14,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use test_harness::RedisServer;
 use test_harness::task_flows::{post, start_task, task, until_status};
+use test_harness::{RedisCluster, RedisServer, SharedRedis};
 
 /// One `everything-server --redis` process; its standard error kept.
 struct Instance {
@@ -24,9 +25,10 @@ struct Instance {
 }
 
 impl Instance {
-    fn start(redis: &str) -> Self {
+    fn start(redis: &SharedRedis) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_everything-server"))
-            .args(["--addr", "127.0.0.1:0", "--redis", redis])
+            .args(["--addr", "127.0.0.1:0"])
+            .args(redis.flags())
             .env(
                 "MRTR_REQUEST_STATE_KEY",
                 "a shared key of at least thirty-two bytes",
@@ -75,8 +77,17 @@ impl Drop for Instance {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_started_on_one_instance_is_answered_fetched_and_cancelled_through_the_others() {
-    let redis = RedisServer::start();
-    let [a, b, c] = [(); 3].map(|()| Instance::start(&redis.url()));
+    answered_fetched_and_cancelled_through_the_others(SharedRedis::One(RedisServer::start())).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_on_a_redis_cluster() {
+    answered_fetched_and_cancelled_through_the_others(SharedRedis::Cluster(RedisCluster::start()))
+        .await;
+}
+
+async fn answered_fetched_and_cancelled_through_the_others(redis: SharedRedis) {
+    let [a, b, c] = [(); 3].map(|()| Instance::start(&redis));
     let http = reqwest::Client::new();
 
     // Started on A, polled on B until it asks, answered on C, fetched on B and C.
@@ -137,9 +148,9 @@ async fn a_task_started_on_one_instance_is_answered_fetched_and_cancelled_throug
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_whose_instance_died_ends_failed_within_the_lease_and_a_poll() {
-    let redis = RedisServer::start();
-    let mut a = Instance::start(&redis.url());
-    let b = Instance::start(&redis.url());
+    let redis = SharedRedis::One(RedisServer::start());
+    let mut a = Instance::start(&redis);
+    let b = Instance::start(&redis);
     let http = reqwest::Client::new();
     let id = start_task(&http, &a.url, "slow_compute", json!({"seconds": 30})).await;
     let working = until_status(&http, &b.url, &id, "working", Duration::from_secs(5)).await;

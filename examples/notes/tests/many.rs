@@ -2,7 +2,10 @@
 //! redis-server, and the flows the issue names: every round on another
 //! instance, a replayed final ticket refused everywhere, a listener on one
 //! instance hearing a change made through another, an instance killed
-//! mid-flow, and Redis down.
+//! mid-flow, and Redis down, then back. The same flows with three `notes
+//! --redis-cluster` instances on a local three-master Redis Cluster, where
+//! one master is stopped for the outage and the keys end up on more than one
+//! master.
 
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -10,7 +13,9 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tessera::client::{ListenEvent, McpClient};
 use tessera::protocol::SubscriptionFilter;
-use test_harness::{Nginx, RedisServer, TempDir, free_port, wait_for_port};
+use test_harness::{
+    Nginx, RedisCluster, RedisServer, SharedRedis, TempDir, free_port, wait_for_port,
+};
 
 const KEY: &str = "notes-many-instances-key-0123456789abcdef";
 
@@ -20,10 +25,11 @@ struct Instance {
 }
 
 impl Instance {
-    fn start(redis: &str, dir: &TempDir) -> Self {
+    fn start(redis: &SharedRedis, dir: &TempDir) -> Self {
         let port = free_port();
         let child = Command::new(env!("CARGO_BIN_EXE_notes"))
-            .args(["--redis", redis, "--addr", &format!("127.0.0.1:{port}")])
+            .args(redis.flags())
+            .args(["--addr", &format!("127.0.0.1:{port}")])
             .current_dir(&dir.0)
             .env("MRTR_REQUEST_STATE_KEY", KEY)
             .env("RUST_LOG", "warn")
@@ -48,19 +54,16 @@ impl Drop for Instance {
 }
 
 struct Cluster {
-    redis: RedisServer,
+    redis: SharedRedis,
     instances: Vec<Instance>,
     nginx: Nginx,
     _dir: TempDir,
 }
 
 impl Cluster {
-    fn start() -> Self {
-        let redis = RedisServer::start();
+    fn start(redis: SharedRedis) -> Self {
         let dir = TempDir::new("notes-many");
-        let instances: Vec<Instance> = (0..3)
-            .map(|_| Instance::start(&redis.url(), &dir))
-            .collect();
+        let instances: Vec<Instance> = (0..3).map(|_| Instance::start(&redis, &dir)).collect();
         let upstreams: String = instances
             .iter()
             .map(|i| format!("server 127.0.0.1:{};\n", i.port))
@@ -122,8 +125,17 @@ async fn note_count(http: &reqwest::Client, url: &str) -> usize {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn three_instances_behind_nginx() {
-    let mut cluster = Cluster::start();
+async fn three_instances_behind_nginx_on_one_redis() {
+    flows(SharedRedis::One(RedisServer::start())).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_instances_behind_nginx_on_a_redis_cluster() {
+    flows(SharedRedis::Cluster(RedisCluster::start())).await;
+}
+
+async fn flows(redis: SharedRedis) {
+    let mut cluster = Cluster::start(redis);
     let http = reqwest::Client::new();
     let lb = cluster.url();
 
@@ -289,35 +301,78 @@ async fn three_instances_behind_nginx() {
     )
     .await;
     let s = r["result"]["requestState"].clone();
-    cluster.redis.stop();
-    let (status, r, _) = post(
-        &http,
-        &lb,
-        12,
-        "tools/call",
-        add_note(
-            "Outage",
-            Some(&s),
-            json!({"note": {"action": "accept", "content": {"body": "z"}}}),
-        ),
-    )
-    .await;
+    match &mut cluster.redis {
+        SharedRedis::One(redis) => redis.stop(),
+        SharedRedis::Cluster(redis) => {
+            // One master stopped; past the node timeout the cluster refuses all.
+            redis.pause(0);
+            tokio::time::sleep(Duration::from_millis(2500)).await;
+        }
+    }
+    let answered = add_note(
+        "Outage",
+        Some(&s),
+        json!({"note": {"action": "accept", "content": {"body": "z"}}}),
+    );
+    let (status, r, _) = post(&http, &lb, 12, "tools/call", answered.clone()).await;
     assert_eq!(status, 503, "{r}");
     assert_eq!(r["retryAfter"], true);
     let (status, r, _) = post(&http, &lb, 13, "tools/list", json!({})).await;
     assert_eq!(status, 200, "{r}");
     assert_eq!(r["result"]["tools"].as_array().unwrap().len(), 2);
-    // The listener on instance one (after the changes it was sent) was ended
-    // gracefully, so its client knows to listen again.
-    let ended = tokio::time::timeout(Duration::from_secs(5), async {
-        loop {
-            match listener.next().await {
-                Some(Ok(ListenEvent::Notification(_))) => continue,
-                other => return other,
-            }
+    match &mut cluster.redis {
+        SharedRedis::One(redis) => {
+            // The listener on instance one (after the changes it was sent) was
+            // ended gracefully, so its client knows to listen again.
+            let ended = tokio::time::timeout(Duration::from_secs(5), async {
+                loop {
+                    match listener.next().await {
+                        Some(Ok(ListenEvent::Notification(_))) => continue,
+                        other => return other,
+                    }
+                }
+            })
+            .await
+            .unwrap();
+            assert!(matches!(ended, Some(Ok(ListenEvent::Ended))), "{ended:?}");
+            redis.restart();
         }
-    })
-    .await
-    .unwrap();
-    assert!(matches!(ended, Some(Ok(ListenEvent::Ended))), "{ended:?}");
+        SharedRedis::Cluster(redis) => redis.resume(0),
+    }
+
+    // Back: the refused round, retried, is served (the outage burned nothing), once.
+    let mut served = None;
+    for id in 14..100 {
+        let (status, r, _) = post(&http, &lb, id, "tools/call", answered.clone()).await;
+        if status == 200 {
+            served = Some(r);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let served = served.expect("served again once Redis is back");
+    assert_eq!(served["result"]["resultType"], "input_required", "{served}");
+    // A replay is refused as such on every instance (each once its own
+    // connection is back: until then, 503 as during the outage).
+    let mut refused = 0;
+    for id in 100..200 {
+        let (status, again, _) = post(&http, &lb, id, "tools/call", answered.clone()).await;
+        if status == 503 {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            continue;
+        }
+        assert_eq!(again["error"]["code"], -32602, "accepted once: {again}");
+        refused += 1;
+        if refused == 3 {
+            break;
+        }
+    }
+    assert_eq!(refused, 3, "replays answered as replays once Redis is back");
+    if let SharedRedis::Cluster(redis) = &cluster.redis {
+        let keys = redis.keys_per_master("tessera:*");
+        assert!(
+            keys.iter().filter(|n| **n > 0).count() > 1,
+            "keys on more than one master: {keys:?}"
+        );
+    }
 }
