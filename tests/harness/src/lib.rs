@@ -140,6 +140,8 @@ impl RedisCluster {
                     .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
                     .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
                     .args(["--cluster-enabled", "yes"])
+                    // The bus port defaults to the port + 10000, which may not exist.
+                    .args(["--cluster-port", &free_port().to_string()])
                     .args(["--cluster-config-file", &format!("nodes-{port}.conf")])
                     .args(["--cluster-node-timeout", "1000"])
                     .current_dir(&dir.0)
