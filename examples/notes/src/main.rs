@@ -14,8 +14,8 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 ///
 /// The key comes from MRTR_REQUEST_STATE_KEY (environment first, then
 /// .dev.vars); every instance behind one load balancer needs the same key.
-/// With --redis, notes, single-use tickets and change notifications live in
-/// Redis, for several instances.
+/// With --redis (or --redis-cluster), notes, single-use tickets, change
+/// notifications and session notes live in Redis, for several instances.
 #[derive(Parser)]
 #[command(name = "notes", version)]
 struct Cli {

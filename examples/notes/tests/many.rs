@@ -26,9 +26,14 @@ struct Instance {
 
 impl Instance {
     fn start(redis: &SharedRedis, dir: &TempDir) -> Self {
+        Self::start_with(redis, dir, &[])
+    }
+
+    fn start_with(redis: &SharedRedis, dir: &TempDir, extra: &[&str]) -> Self {
         let port = free_port();
         let child = Command::new(env!("CARGO_BIN_EXE_notes"))
             .args(redis.flags())
+            .args(extra)
             .args(["--addr", &format!("127.0.0.1:{port}")])
             .current_dir(&dir.0)
             .env("MRTR_REQUEST_STATE_KEY", KEY)
@@ -132,6 +137,93 @@ async fn three_instances_behind_nginx_on_one_redis() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_instances_behind_nginx_on_a_redis_cluster() {
     flows(SharedRedis::Cluster(RedisCluster::start())).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sessions_subscription_follows_it_to_other_instances_on_one_redis() {
+    subscription_follows_the_session(SharedRedis::One(RedisServer::start())).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sessions_subscription_follows_it_to_other_instances_on_a_redis_cluster() {
+    subscription_follows_the_session(SharedRedis::Cluster(RedisCluster::start())).await;
+}
+
+/// An initialize-era session subscribes to `notes://list` through one
+/// instance, opens its standalone stream on a second, and hears the update
+/// of a note added through a third.
+async fn subscription_follows_the_session(redis: SharedRedis) {
+    use std::io::Read;
+    use test_harness::legacy_session::{initialize, post as legacy_post, send};
+    let dir = TempDir::new("notes-follow");
+    let [a, b, c] = [(); 3].map(|()| Instance::start_with(&redis, &dir, &["--legacy", "serve"]));
+    let addr = |i: &Instance| format!("127.0.0.1:{}", i.port);
+    let sid = initialize(&addr(&a));
+    let (status, reply) = legacy_post(
+        &addr(&a),
+        Some(&sid),
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "resources/subscribe",
+            "params": {"uri": "notes://list"}}),
+    );
+    assert_eq!(status, 200, "{reply}");
+    let mut stream = send(&addr(&b), "GET", Some(&sid), &json!(null));
+    let mut seen = String::new();
+    let mut buf = [0u8; 4096];
+    let n = stream.read(&mut buf).unwrap();
+    seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+    assert!(seen.starts_with("HTTP/1.1 200"), "{seen}");
+
+    let http = reqwest::Client::new();
+    let url = c.url();
+    let (_, r, _) = post(
+        &http,
+        &url,
+        1,
+        "tools/call",
+        add_note("Follow", None, json!({})),
+    )
+    .await;
+    let s = r["result"]["requestState"].clone();
+    let (_, r, _) = post(
+        &http,
+        &url,
+        2,
+        "tools/call",
+        add_note(
+            "Follow",
+            Some(&s),
+            json!({"note": {"action": "accept", "content": {"body": "b"}}}),
+        ),
+    )
+    .await;
+    let s = r["result"]["requestState"].clone();
+    let confirm = json!({"confirmation": {"action": "accept", "content": {"confirm": true}}});
+    let (_, r, _) = post(
+        &http,
+        &url,
+        3,
+        "tools/call",
+        add_note("Follow", Some(&s), confirm),
+    )
+    .await;
+    assert!(
+        r["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Added note "),
+        "{r}"
+    );
+    let heard = tokio::task::spawn_blocking(move || {
+        while !seen.contains("notifications/resources/updated") {
+            let n = stream.read(&mut buf).expect("the stream goes on");
+            assert!(n > 0, "the stream ended: {seen}");
+            seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+        seen
+    })
+    .await
+    .unwrap();
+    assert!(heard.contains(r#""uri":"notes://list""#), "{heard}");
 }
 
 async fn flows(redis: SharedRedis) {
