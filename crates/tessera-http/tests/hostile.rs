@@ -641,7 +641,9 @@ async fn an_abandoned_request_still_gets_its_audit_record() {
                 "{:?}",
                 r.caller
             );
-            assert!(r.duration >= Duration::from_millis(300), "{:?}", r.duration);
+            // The server's clock starts once the request is read, a little
+            // after the client's 300 ms began.
+            assert!(r.duration >= Duration::from_millis(250), "{:?}", r.duration);
             break;
         }
         assert!(

@@ -318,6 +318,22 @@ async fn the_standalone_stream_carries_what_the_session_subscribed_to() {
         post(addr, &session, &unsubscribe).await.json()["result"],
         json!({})
     );
+
+    // The client goes away: its stream's claim is given up at once, so a
+    // reconnecting client opens it again (not 409 until a lease lapses).
+    drop(stream);
+    let mut reopened = None;
+    for _ in 0..50 {
+        let mut again = Stream::open(addr, "GET", &get, "").await;
+        let head = again.until("\r\n").await.to_owned();
+        if head.starts_with("HTTP/1.1 200") {
+            reopened = Some(again);
+            break;
+        }
+        assert!(head.starts_with("HTTP/1.1 409"), "{head}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(reopened.is_some(), "the stream opens again within a second");
 }
 
 #[tokio::test]

@@ -400,15 +400,16 @@ impl McpEndpoint {
                 1,
             );
         };
-        let claim = StreamClaim {
+        let mut claim = StreamClaim {
             notes: Arc::clone(notes),
             key: opened.key.clone(),
             expires_at: opened.expires_at,
             holder,
             runtime: self.options().task_runtime.clone(),
+            held: false,
         };
         match claim.renew().await {
-            Ok(true) => {}
+            Ok(true) => claim.held = true,
             Ok(false) => {
                 return reject::error(
                     StatusCode::CONFLICT,
@@ -450,9 +451,9 @@ impl McpEndpoint {
                     }
                     _ => Wanted::Yes,
                 };
-                // The claim is renewed while the stream is open, and given up when it ends.
+                // The claim is renewed while the stream is open, and given up
+                // when it ends (dropped, also when the client goes away).
                 first_of(server.forward_changes(wanted, sink), claim.keep()).await;
-                claim.release().await;
                 Handled {
                     id: stream_id,
                     result: Err(ServerError::Cancelled),
@@ -526,7 +527,7 @@ fn refuse_note(id: Option<RequestId>, e: NotesError) -> Response<McpBody> {
 }
 
 /// This stream's claim on its session's standalone stream: renewed every
-/// third of [`STREAM_LEASE`] while the stream is open, given up when it ends.
+/// third of [`STREAM_LEASE`] while the stream is open, given up when dropped.
 struct StreamClaim {
     notes: Arc<dyn SessionNotes>,
     key: String,
@@ -535,6 +536,8 @@ struct StreamClaim {
     /// Where the renewals are timed; without one (no async runtime to
     /// sleep on) the claim is not renewed and lapses after [`STREAM_LEASE`].
     runtime: Option<Arc<dyn tessera_server::TaskRuntime>>,
+    /// Whether the claim was taken (only then is it given up).
+    held: bool,
 }
 
 impl StreamClaim {
@@ -564,11 +567,31 @@ impl StreamClaim {
             }
         }
     }
+}
 
-    /// Gives the claim up (a failure only delays another stream until the lease lapses).
-    async fn release(&self) {
-        if let Err(e) = self.notes.release_stream(&self.key, &self.holder).await {
-            tracing::debug!(error = %e, "a session's stream claim was not given up; it lapses");
+impl Drop for StreamClaim {
+    /// Gives the claim up: at once when the notes answer at once (memory),
+    /// else on the task runtime; a failure, or no runtime, only delays
+    /// another stream until the lease lapses.
+    fn drop(&mut self) {
+        if !self.held {
+            return;
+        }
+        let notes = Arc::clone(&self.notes);
+        let (key, holder) = (
+            std::mem::take(&mut self.key),
+            std::mem::take(&mut self.holder),
+        );
+        let mut release: tessera_server::BoxFuture<'static, ()> = Box::pin(async move {
+            if let Err(e) = notes.release_stream(&key, &holder).await {
+                tracing::debug!(error = %e, "a session's stream claim was not given up; it lapses");
+            }
+        });
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        if release.as_mut().poll(&mut cx).is_pending()
+            && let Some(runtime) = &self.runtime
+        {
+            runtime.spawn(release);
         }
     }
 }
