@@ -501,6 +501,7 @@ async fn listen(
         prompts_list_changed: wants("prompts"),
         resources_list_changed: wants("resources"),
         resource_subscriptions: (!resources.is_empty()).then_some(resources),
+        ..Default::default()
     };
     let mut listener = c.listen(filter).await.map_err(failed)?;
     let interrupted = tokio::signal::ctrl_c();

@@ -134,7 +134,7 @@ async fn listen(upstream: Arc<Upstream>) {
         tools_list_changed: Some(true),
         prompts_list_changed: Some(true),
         resources_list_changed: Some(true),
-        resource_subscriptions: None,
+        ..SubscriptionFilter::default()
     };
     match client.listen(filter).await {
         Ok(mut listener) => {

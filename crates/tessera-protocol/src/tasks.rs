@@ -15,6 +15,9 @@ pub const TASKS_GET: &str = "tasks/get";
 pub const TASKS_UPDATE: &str = "tasks/update";
 /// `tasks/cancel`: asks a task to stop.
 pub const TASKS_CANCEL: &str = "tasks/cancel";
+/// The notification of a task's state on a `subscriptions/listen` stream
+/// that asked for its id (`taskIds`): the task as `tasks/get` answers it.
+pub const TASKS_NOTIFICATION: &str = "notifications/tasks";
 
 /// Whether `capabilities` declare the tasks extension.
 pub fn declares_tasks(capabilities: &ClientCapabilities) -> bool {

@@ -19,6 +19,14 @@ pub enum Change {
         /// The resource's URI.
         uri: String,
     },
+    /// A task's state changed (`notifications/tasks`, the tasks extension):
+    /// only listeners of the task's principal that asked for its id hear it.
+    TaskStatus {
+        /// Whose task it is ([`NewTask::principal`](crate::NewTask::principal)).
+        principal: Option<String>,
+        /// The task as `tasks/get` answers it (its `taskId`, `status`, …).
+        task: tessera_protocol::JsonObject,
+    },
 }
 
 impl Change {
@@ -32,6 +40,24 @@ impl Change {
                 .resource_subscriptions
                 .as_ref()
                 .is_some_and(|uris| uris.iter().any(|u| u == uri)),
+            Self::TaskStatus { task, .. } => {
+                let id = task.get("taskId").and_then(Value::as_str);
+                filter
+                    .task_ids
+                    .as_ref()
+                    .is_some_and(|ids| ids.iter().any(|i| Some(i.as_str()) == id))
+            }
+        }
+    }
+
+    /// Whether a listener of `principal` may hear this change: a task's
+    /// state only its own principal (every other change anyone).
+    pub fn visible_to(&self, principal: Option<&str>) -> bool {
+        match self {
+            Self::TaskStatus {
+                principal: owner, ..
+            } => owner.as_deref() == principal,
+            _ => true,
         }
     }
 
@@ -49,11 +75,13 @@ impl Change {
             Self::PromptsListChanged => "notifications/prompts/list_changed",
             Self::ResourcesListChanged => "notifications/resources/list_changed",
             Self::ResourceUpdated { .. } => "notifications/resources/updated",
+            Self::TaskStatus { .. } => tessera_protocol::TASKS_NOTIFICATION,
         };
-        let mut params = json!({});
-        if let Self::ResourceUpdated { uri } = self {
-            params["uri"] = json!(uri);
-        }
+        let params = match self {
+            Self::ResourceUpdated { uri } => json!({"uri": uri}),
+            Self::TaskStatus { task, .. } => Value::Object(task.clone()),
+            _ => json!({}),
+        };
         json!({"jsonrpc": "2.0", "method": method, "params": params})
     }
 }

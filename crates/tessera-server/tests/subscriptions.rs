@@ -208,3 +208,108 @@ async fn capabilities_say_so_and_bad_filters_are_named() {
             .contains("cannot stream")
     );
 }
+
+/// `taskIds` (the tasks extension): "If a client requests task status
+/// notifications but does not declare the `io.modelcontextprotocol/tasks`
+/// extension capability, the server MUST return a JSON-RPC error specifying
+/// the missing capabilities"; "In its acknowledgement notification, the
+/// server includes the list of task IDs it has agreed to send task status
+/// notifications for"; and a task's state goes only to its own principal.
+#[tokio::test]
+async fn task_notifications_need_the_extension_and_reach_only_the_tasks_principal() {
+    let bus = Arc::new(MemoryBus::default());
+    let server = Arc::new(
+        McpServer::builder("listen-test", "1.0.0")
+            .tool(
+                ToolDef::new("noop", |_: Context, _: ()| async { "ok" })
+                    .task_support(tessera_server::TaskSupport::Optional),
+            )
+            .task_store(Arc::new(tessera_server::MemoryTaskStore::default()))
+            .change_bus(Arc::clone(&bus) as Arc<dyn tessera_server::ChangeBus>)
+            .build()
+            .unwrap(),
+    );
+    let id = "0123456789abcdef0123456789abcdef";
+
+    // Not declared: -32021 naming the extension.
+    let refused = start(&server, 1, json!({"taskIds": [id]}));
+    let refused = tokio::time::timeout(Duration::from_secs(5), refused.task)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(refused["error"]["code"], -32021, "{refused}");
+    assert!(
+        refused["error"]["data"]["requiredCapabilities"]["extensions"]
+            ["io.modelcontextprotocol/tasks"]
+            .is_object(),
+        "{refused}"
+    );
+
+    // Declared: the acknowledgement names the well-formed ids it will follow.
+    let declaring = |n: i64, principal: &str| {
+        let sent = Arc::new(Mutex::new(Vec::new()));
+        let into = Arc::clone(&sent);
+        let facts = RequestFacts::modern()
+            .with_principal(principal)
+            .with_notifications(NotificationSink::new(move |n| into.lock().unwrap().push(n)));
+        let mut request = listen(n, json!({"taskIds": [id, "../etc", "0123"]}));
+        request.params.as_mut().unwrap()["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
+            json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+        let server = Arc::clone(&server);
+        let task = tokio::spawn(async move { server.handle(request, facts).await.to_json() });
+        Listening { sent, task }
+    };
+    let alice = declaring(2, "alice");
+    let bob = declaring(3, "bob");
+    settle().await;
+    let status = |principal: &str, task: &str, status: &str| tessera_server::Change::TaskStatus {
+        principal: Some(principal.into()),
+        task: serde_json::from_value(json!({"taskId": task, "status": status})).unwrap(),
+    };
+    use tessera_server::ChangeBus;
+    bus.publish(status("alice", id, "working")).await.unwrap();
+    bus.publish(status(
+        "alice",
+        "ffffffffffffffffffffffffffffffff",
+        "working",
+    ))
+    .await
+    .unwrap();
+    bus.publish(status("alice", id, "completed")).await.unwrap();
+    server.end_subscriptions();
+    for l in [&alice, &bob] {
+        while !l.task.is_finished() {
+            settle().await;
+        }
+    }
+    let alice = alice.sent.lock().unwrap().clone();
+    assert_eq!(
+        alice[0]["params"]["notifications"],
+        json!({"taskIds": [id]}),
+        "{alice:?}"
+    );
+    let heard: Vec<Value> = alice[1..]
+        .iter()
+        .map(|n| {
+            json!([
+                n["method"],
+                n["params"]["taskId"],
+                n["params"]["status"],
+                n["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"]
+            ])
+        })
+        .collect();
+    assert_eq!(
+        heard,
+        vec![
+            json!(["notifications/tasks", id, "working", 2]),
+            json!(["notifications/tasks", id, "completed", 2])
+        ]
+    );
+    let bob = bob.sent.lock().unwrap().clone();
+    assert_eq!(
+        bob.len(),
+        1,
+        "another principal hears nothing of alice's task: {bob:?}"
+    );
+}

@@ -156,7 +156,10 @@ fn run() -> Result<(), String> {
                         .map_err(|e| format!("--redis-cluster {}: {e}", seeds.join(",")))?,
                 };
                 let store = redis.task_store(everything::SERVER_NAME, Default::default());
-                builder.task_store(Arc::new(store))
+                // Task notifications reach listeners on every instance.
+                builder
+                    .task_store(Arc::new(store))
+                    .change_bus(Arc::new(redis.bus(everything::SERVER_NAME)))
             }
             None => builder,
         };

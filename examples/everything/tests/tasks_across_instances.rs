@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use test_harness::task_flows::{post, start_task, task, until_status};
+use test_harness::task_flows::{TaskListener, post, start_task, task, until_status};
 use test_harness::{RedisCluster, RedisServer, SharedRedis};
 
 /// One `everything-server --redis` process; its standard error kept.
@@ -84,6 +84,95 @@ async fn a_task_started_on_one_instance_is_answered_fetched_and_cancelled_throug
 async fn the_same_on_a_redis_cluster() {
     answered_fetched_and_cancelled_through_the_others(SharedRedis::Cluster(RedisCluster::start()))
         .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listener_on_one_instance_hears_a_task_run_on_another() {
+    task_notifications_across_instances(SharedRedis::One(RedisServer::start())).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listener_hears_a_task_across_instances_on_a_redis_cluster() {
+    task_notifications_across_instances(SharedRedis::Cluster(RedisCluster::start())).await;
+}
+
+/// `notifications/tasks` (the tasks extension page: "Servers MAY push
+/// status updates via `notifications/tasks` notifications"; each "carries a
+/// complete `DetailedTask` for the current status, identical to what
+/// `tasks/get` would have returned"): a task started on A, listened to on B
+/// by its id, answered through C; B hears it ask, resume and complete,
+/// each with the listen request's id in `_meta`.
+async fn task_notifications_across_instances(redis: SharedRedis) {
+    let [a, b, c] = [(); 3].map(|()| Instance::start(&redis));
+    let http = reqwest::Client::new();
+    let id = start_task(
+        &http,
+        &a.url,
+        "confirm_delete",
+        json!({"filename": "notes.txt"}),
+    )
+    .await;
+    // Listening first, then waiting until it asks (a notification sent
+    // before the listener came is not replayed: polling covers that).
+    let url = b.url.clone();
+    let listened = id.clone();
+    let mut listener = tokio::task::spawn_blocking(move || {
+        let mut listener = TaskListener::open(&url, &[&listened, "not-a-task-id"]);
+        let ack = listener.next_message();
+        assert_eq!(
+            ack["method"], "notifications/subscriptions/acknowledged",
+            "{ack}"
+        );
+        assert_eq!(
+            ack["params"]["notifications"],
+            json!({"taskIds": [listened]}),
+            "{ack}"
+        );
+        listener
+    })
+    .await
+    .unwrap();
+    until_status(&http, &c.url, &id, "input_required", Duration::from_secs(5)).await;
+    let answered = post(&http, &c.url,
+        3,
+        "tasks/update",
+        json!({"taskId": id, "inputResponses": {"confirm": {"action": "accept", "content": {"confirm": true}}}}),
+    )
+    .await;
+    assert_eq!(answered.status, 200, "{}", answered.body);
+    let heard = tokio::task::spawn_blocking(move || {
+        let mut statuses = Vec::new();
+        loop {
+            let n = listener.next_message();
+            assert_eq!(n["method"], "notifications/tasks", "{n}");
+            assert_eq!(
+                n["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 70,
+                "{n}"
+            );
+            let status = n["params"]["status"].as_str().unwrap().to_owned();
+            statuses.push(status.clone());
+            if status == "completed" {
+                return (statuses, n);
+            }
+        }
+    })
+    .await
+    .unwrap();
+    let (statuses, done) = heard;
+    assert_eq!(
+        statuses.last().map(String::as_str),
+        Some("completed"),
+        "{statuses:?}"
+    );
+    assert!(
+        statuses.contains(&"working".to_owned()),
+        "resumed: {statuses:?}"
+    );
+    assert_eq!(done["params"]["taskId"], id.as_str());
+    assert_eq!(
+        done["params"]["result"]["content"][0]["text"], "Deleted notes.txt.",
+        "the full task, as tasks/get answers it: {done}"
+    );
 }
 
 async fn answered_fetched_and_cancelled_through_the_others(redis: SharedRedis) {

@@ -131,6 +131,8 @@ impl McpClient {
                 .resource_subscriptions
                 .clone()
                 .filter(|uris| !uris.is_empty() && offers("resources", "subscribe")),
+            // The initialize era has no 2026-07-28 task notifications.
+            task_ids: None,
         };
         for uri in agreed.resource_subscriptions.iter().flatten() {
             let mut params = JsonObject::new();

@@ -58,6 +58,8 @@ impl McpServer {
         let listener = {
             let (lost, queue) = (Arc::clone(&lost), Arc::clone(&queue));
             Arc::new(move |event: BusEvent<'_>| match event {
+                // Task notifications belong to 2026-07-28 listeners that asked for them.
+                BusEvent::Change(Change::TaskStatus { .. }) => {}
                 BusEvent::Change(change) => {
                     let mut changes = queue.lock();
                     if changes.len() >= MAX_QUEUED_CHANGES {

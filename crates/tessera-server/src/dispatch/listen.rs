@@ -11,6 +11,10 @@ use tessera_protocol::{
 };
 
 use super::handled::{Json, serialisation_failed};
+
+/// Task ids one `subscriptions/listen` may follow: 64 (the tasks one caller
+/// may have unfinished); past it, the acknowledgement names the first 64.
+pub const MAX_LISTENED_TASKS: usize = 64;
 use super::{Incoming, take};
 use crate::{BusEvent, McpServer, ServerError};
 
@@ -37,6 +41,15 @@ impl McpServer {
                 ));
             }
         };
+        // The tasks extension: a listener asking for task notifications
+        // must declare it (the extension page: -32021 naming it).
+        if asked.task_ids.as_ref().is_some_and(|ids| !ids.is_empty())
+            && !super::tasks::declared_tasks(&incoming)
+        {
+            return Err(super::tasks::tasks_needed(
+                "subscriptions/listen for taskIds",
+            ));
+        }
         let Some(sink) = incoming.facts.notifications.clone() else {
             return Err(ServerError::Internal {
                 message: "this transport cannot stream notifications, so it cannot serve subscriptions/listen".into(),
@@ -44,6 +57,7 @@ impl McpServer {
         };
         let agreed = self.agreed(asked);
         let acknowledged = json!(agreed);
+        let principal = incoming.facts.principal.clone();
         let id = incoming.id;
         // Registered before the acknowledgement goes out, so no change made in
         // between is missed; held back until it has, so none comes before it.
@@ -57,7 +71,9 @@ impl McpServer {
                 sink.clone(),
             );
             Arc::new(move |event: BusEvent<'_>| match event {
-                BusEvent::Change(change) if change.wanted_by(&agreed) => {
+                BusEvent::Change(change)
+                    if change.wanted_by(&agreed) && change.visible_to(principal.as_deref()) =>
+                {
                     let notification = change.notification(&id);
                     match &mut *lock(&gate) {
                         Gate::Held(queue) => queue.push(notification),
@@ -98,7 +114,10 @@ impl McpServer {
     }
 
     /// The part of `asked` this server honours: list changes for what it
-    /// has, resource updates when it has resources.
+    /// has, resource updates when it has resources, and when it keeps tasks
+    /// the well-formed task ids (32 hex digits), at most
+    /// [`MAX_LISTENED_TASKS`]. Which of those are the caller's is not said
+    /// (that would tell which ids exist): only its own tasks are ever sent.
     fn agreed(&self, asked: SubscriptionFilter) -> SubscriptionFilter {
         let yes =
             |wanted: Option<bool>, offered: bool| (wanted == Some(true) && offered).then_some(true);
@@ -111,6 +130,15 @@ impl McpServer {
             resource_subscriptions: asked
                 .resource_subscriptions
                 .filter(|uris| resources && !uris.is_empty()),
+            task_ids: asked
+                .task_ids
+                .map(|ids| {
+                    ids.into_iter()
+                        .filter(|id| id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()))
+                        .take(MAX_LISTENED_TASKS)
+                        .collect::<Vec<_>>()
+                })
+                .filter(|ids| self.tasks.is_some() && !ids.is_empty()),
         }
     }
 }

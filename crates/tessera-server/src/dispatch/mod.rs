@@ -13,6 +13,7 @@ mod capability_check;
 mod find_resource;
 mod handled;
 mod listen;
+pub use listen::MAX_LISTENED_TASKS;
 mod lists;
 mod resolve;
 mod round_trip;

@@ -105,7 +105,15 @@ impl McpServer {
             meta: None,
         };
         tracing::info!(task = %record.id, tool = %tool.tool.name, "task started");
-        let runner = Runner::start(record.id, Arc::clone(store), Arc::clone(&runtime));
+        let runner = Runner::start(
+            record.id,
+            Announcer {
+                store: Arc::clone(store),
+                bus: Arc::clone(&self.bus),
+                principal: origin.facts.principal.clone(),
+            },
+            Arc::clone(&runtime),
+        );
         let driven = drive(
             runner,
             tool.clone(),
@@ -181,15 +189,65 @@ impl McpServer {
                     .answer(&id, principal, responses)
                     .await
                     .map_err(store_error)?;
+                if found {
+                    self.announcer(store, principal).announce(&id).await;
+                }
                 found.then(ack).ok_or_else(not_found)
             }
             _ => {
                 let found = store.cancel(&id, principal).await.map_err(store_error)?;
                 if found {
                     tracing::info!(task = %id, "task cancelled by the client");
+                    self.announcer(store, principal).announce(&id).await;
                 }
                 found.then(ack).ok_or_else(not_found)
             }
+        }
+    }
+}
+
+impl McpServer {
+    fn announcer(&self, store: &Arc<dyn TaskStore>, principal: Option<&str>) -> Announcer {
+        Announcer {
+            store: Arc::clone(store),
+            bus: Arc::clone(&self.bus),
+            principal: principal.map(str::to_owned),
+        }
+    }
+}
+
+/// Tells `subscriptions/listen` streams that asked for a task (`taskIds`)
+/// its state after a change made here (a round of questions, answers, the
+/// end, a cancel): the task as `tasks/get` would answer it, read back from
+/// the store, published on the change bus so listeners on every instance
+/// hear it. A task that ends `failed` because its instance died is seen by
+/// the next `tasks/get`, not announced.
+struct Announcer {
+    store: Arc<dyn TaskStore>,
+    bus: Arc<dyn crate::ChangeBus>,
+    principal: Option<String>,
+}
+
+impl Announcer {
+    /// Publishes task `id`'s state (a failure is logged: clients still poll).
+    async fn announce(&self, id: &str) {
+        let record = match self.store.get(id, self.principal.as_deref()).await {
+            Ok(Some(record)) => record,
+            Ok(None) => return,
+            Err(e) => {
+                tracing::debug!(task = %id, error = %e, "a task's state could not be read to announce it");
+                return;
+            }
+        };
+        let Ok(Value::Object(task)) = serde_json::to_value(record.view(self.store.policy())) else {
+            return;
+        };
+        let change = crate::Change::TaskStatus {
+            principal: self.principal.clone(),
+            task,
+        };
+        if let Err(e) = self.bus.publish(change).await {
+            tracing::debug!(task = %id, error = %e, "a task's state could not be announced");
         }
     }
 }
@@ -203,7 +261,7 @@ fn store_error(error: TaskStoreError) -> ServerError {
 }
 
 /// Whether the request declares the tasks extension in its client capabilities.
-fn declared_tasks(incoming: &Incoming) -> bool {
+pub(super) fn declared_tasks(incoming: &Incoming) -> bool {
     incoming
         .meta
         .client_capabilities
@@ -212,7 +270,7 @@ fn declared_tasks(incoming: &Incoming) -> bool {
 }
 
 /// -32021 naming the tasks extension.
-fn tasks_needed(what: &str) -> ServerError {
+pub(super) fn tasks_needed(what: &str) -> ServerError {
     ServerError::MissingExtension {
         message: format!(
             "{what}: declare the {TASKS_EXTENSION} extension in the request's client capabilities"
@@ -226,13 +284,15 @@ fn tasks_needed(what: &str) -> ServerError {
 struct Runner {
     id: String,
     store: Arc<dyn TaskStore>,
+    announcer: Announcer,
     runtime: Arc<dyn crate::TaskRuntime>,
     stop: Arc<Latch>,
 }
 
 impl Runner {
     /// A runner of task `id`, its keeper started beside it.
-    fn start(id: String, store: Arc<dyn TaskStore>, runtime: Arc<dyn crate::TaskRuntime>) -> Self {
+    fn start(id: String, announcer: Announcer, runtime: Arc<dyn crate::TaskRuntime>) -> Self {
+        let store = Arc::clone(&announcer.store);
         let stop = Arc::new(Latch::default());
         runtime.spawn(Box::pin(keep(
             id.clone(),
@@ -243,6 +303,7 @@ impl Runner {
         Self {
             id,
             store,
+            announcer,
             runtime,
             stop,
         }
@@ -251,8 +312,11 @@ impl Runner {
     /// Ends the task with `outcome` (a store that fails is logged: the task
     /// then ends `failed` once its lease runs out).
     async fn finish(&self, outcome: TaskOutcome) {
-        if let Err(e) = self.store.finish(&self.id, outcome).await {
-            tracing::warn!(task = %self.id, error = %e, "a task's outcome could not be kept");
+        match self.store.finish(&self.id, outcome).await {
+            Ok(()) => self.announcer.announce(&self.id).await,
+            Err(e) => {
+                tracing::warn!(task = %self.id, error = %e, "a task's outcome could not be kept")
+            }
         }
     }
 
@@ -418,6 +482,7 @@ async fn drive(
                 .await;
             break;
         }
+        runner.announcer.announce(&runner.id).await;
         let Some(responses) = runner.until_stopped(runner.answers()).await else {
             return runner.stopped();
         };
