@@ -556,6 +556,28 @@ async fn a_tool_call_that_becomes_a_task_is_polled_answered_and_fetched() {
     assert_eq!(text(&r), "painted teal (task: true)");
 }
 
+/// A server that sends `notifications/tasks` is not polled: the client
+/// listens for its task (`taskIds`), looks once (what happened before it
+/// listened), then follows the notifications — the question, and the result.
+#[tokio::test]
+async fn a_task_is_followed_by_notification_when_the_server_sends_them() {
+    let served = Arc::new(Served::default());
+    let url = serve_counted(task_server(), Arc::clone(&served)).await;
+    let client = McpClient::builder(&url)
+        .elicitor(answers(&[("colour", accept(json!({"colour": "teal"})))]))
+        .build()
+        .unwrap();
+    let r = client.call_tool("paint", json!({})).await.unwrap();
+    assert_eq!(text(&r), "painted teal (task: true)");
+    let counts = served.0.lock().unwrap().clone();
+    assert_eq!(
+        counts.get("tasks/get"),
+        Some(&1),
+        "one look, then notifications: {counts:?}"
+    );
+    assert_eq!(counts.get("tasks/update"), Some(&1), "{counts:?}");
+}
+
 #[tokio::test]
 async fn a_caller_that_gives_up_on_a_task_cancels_it() {
     let url = serve(task_server()).await;

@@ -24,7 +24,10 @@ impl McpClient {
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let mut params = JsonObject::new();
-        params.insert("_meta".into(), self.meta());
+        params.insert(
+            "_meta".into(),
+            self.meta_for(tessera_protocol::SUBSCRIPTIONS_LISTEN),
+        );
         params.insert("notifications".into(), json!(filter));
         let body = json!(JsonRpcRequest::new(
             RequestId::from(id),

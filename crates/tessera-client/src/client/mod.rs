@@ -249,11 +249,14 @@ impl McpClient {
     }
 
     /// The `_meta` of a `method` request: [`meta`](Self::meta), and for a tool
-    /// call or a `tasks/*` method the tasks extension (a tool call may go on
-    /// as a task, which this client follows).
+    /// call, a `tasks/*` method or `subscriptions/listen` the tasks extension
+    /// (a tool call may go on as a task, which this client follows, by
+    /// notification when the server offers it).
     fn meta_for(&self, method: &str) -> Value {
         let mut meta = self.meta();
-        if (method == "tools/call" || method.starts_with("tasks/"))
+        if (method == "tools/call"
+            || method.starts_with("tasks/")
+            || method == tessera_protocol::SUBSCRIPTIONS_LISTEN)
             && let Some(caps) = meta
                 .get_mut(tessera_protocol::CLIENT_CAPABILITIES_KEY)
                 .and_then(Value::as_object_mut)

@@ -55,11 +55,40 @@ impl McpClient {
         ClientError::TaskUnfinished { task, why }
     }
 
-    /// Follows a tool call that went on as a task: polls `tasks/get` at the
-    /// server's interval (at least [`MIN_POLL_INTERVAL`] apart), answers its
-    /// input requests with `tasks/update` (at most `max_rounds` rounds), and
-    /// returns its result; a caller that stops waiting cancels it, and so does
-    /// the client once the task has been followed for `task_wait`.
+    /// A `subscriptions/listen` stream for task `id`'s `notifications/tasks`,
+    /// when the server agrees to send them (`None` otherwise: it is polled).
+    async fn listen_for_task(&self, id: &str) -> Option<Listener> {
+        let filter = SubscriptionFilter {
+            task_ids: Some(vec![id.to_owned()]),
+            ..SubscriptionFilter::default()
+        };
+        let mut listener = self.listen(filter).await.ok()?;
+        match listener.next().await {
+            Some(Ok(ListenEvent::Acknowledged(agreed)))
+                if agreed.task_ids.iter().flatten().any(|t| t == id) =>
+            {
+                Some(listener)
+            }
+            _ => None,
+        }
+    }
+
+    /// Task `id` as `tasks/get` answers it.
+    async fn get_task(&self, id: &str) -> Result<tessera_protocol::Task, ClientError> {
+        let mut params = JsonObject::new();
+        params.insert("taskId".into(), json!(id));
+        let got = self.request(tessera_protocol::TASKS_GET, params).await?;
+        let task: tessera_protocol::GetTaskResult = Self::parse("tasks/get", got)?;
+        Ok(task.task)
+    }
+
+    /// Follows a tool call that went on as a task: by its `notifications/tasks`
+    /// when the server sends them (polling then only every
+    /// [`MAX_POLL_INTERVAL`], in case one is lost), else by polling `tasks/get`
+    /// at the server's interval (at least [`MIN_POLL_INTERVAL`] apart);
+    /// answers its input requests with `tasks/update` (at most `max_rounds`
+    /// rounds), and returns its result; a caller that stops waiting cancels
+    /// it, and so does the client once the task has been followed for `task_wait`.
     pub(super) async fn follow_task(&self, created: Value) -> Result<Value, ClientError> {
         let created: tessera_protocol::CreateTaskResult = Self::parse("tools/call", created)?;
         let id = created.task.task_id;
@@ -68,13 +97,20 @@ impl McpClient {
             id: Some(id.clone()),
         };
         let mut interval = created.task.poll_interval_ms;
+        let mut heard = self.listen_for_task(&id).await;
+        // Listening now: one look at once, for what happened before.
+        let mut look_now = heard.is_some();
         // No deadline at all for a wait too long to add to the clock.
         let until = tokio::time::Instant::now().checked_add(self.task_wait);
         let mut rounds = 0;
         let mut answered = false;
         loop {
             // Right after answers, look again soon; else at the server's pace, within bounds.
-            let mut wait = if std::mem::take(&mut answered) {
+            let mut wait = if std::mem::take(&mut look_now) {
+                Duration::ZERO
+            } else if heard.is_some() {
+                MAX_POLL_INTERVAL
+            } else if std::mem::take(&mut answered) {
                 MIN_POLL_INTERVAL
             } else {
                 Duration::from_millis(interval.unwrap_or(1000))
@@ -94,18 +130,33 @@ impl McpClient {
                 // The last poll comes when the wait ends, not a whole interval before.
                 wait = wait.min(left);
             }
-            tokio::time::sleep(wait).await;
-            let mut params = JsonObject::new();
-            params.insert("taskId".into(), json!(id));
-            let got = self.request(tessera_protocol::TASKS_GET, params).await?;
-            let task: tessera_protocol::GetTaskResult = Self::parse("tasks/get", got)?;
-            interval = task.task.poll_interval_ms.or(interval);
-            match task.task.status {
+            let task = match heard.as_mut() {
+                Some(listener) => tokio::select! {
+                    event = listener.next() => match event {
+                        Some(Ok(ListenEvent::Notification(n))) => match task_notified(&n, &id) {
+                            Some(task) => task,
+                            None => continue,
+                        },
+                        // The stream ended (or failed): polled from now on.
+                        _ => {
+                            heard = None;
+                            self.get_task(&id).await?
+                        }
+                    },
+                    () = tokio::time::sleep(wait) => self.get_task(&id).await?,
+                },
+                None => {
+                    tokio::time::sleep(wait).await;
+                    self.get_task(&id).await?
+                }
+            };
+            interval = task.poll_interval_ms.or(interval);
+            match task.status {
                 tessera_protocol::TaskStatus::Working => {}
                 tessera_protocol::TaskStatus::InputRequired => {
                     // The task works again once every request has an answer, so
                     // what it shows now is a new round (a key asked again too).
-                    let asked = task.task.input_requests.unwrap_or_default();
+                    let asked = task.input_requests.unwrap_or_default();
                     if asked.is_empty() {
                         continue;
                     }
@@ -135,7 +186,7 @@ impl McpClient {
                 }
                 tessera_protocol::TaskStatus::Completed => {
                     guard.id = None;
-                    return task.task.result.ok_or_else(|| {
+                    return task.result.ok_or_else(|| {
                         ClientError::Protocol(format!("task {id} completed without a result"))
                     });
                 }
@@ -143,7 +194,7 @@ impl McpClient {
                     guard.id = None;
                     return Err(ClientError::Rpc {
                         status: 0,
-                        error: task.task.error.unwrap_or_else(|| {
+                        error: task.error.unwrap_or_else(|| {
                             tessera_protocol::ErrorObject::new(
                                 tessera_protocol::INTERNAL_ERROR,
                                 format!("task {id} failed without an error"),
@@ -155,12 +206,21 @@ impl McpClient {
                     guard.id = None;
                     return Err(ClientError::TaskCancelled {
                         task: id,
-                        message: task.task.status_message,
+                        message: task.status_message,
                     });
                 }
             }
         }
     }
+}
+
+/// The task a `notifications/tasks` notification carries, if it is task `id`'s.
+fn task_notified(n: &Value, id: &str) -> Option<tessera_protocol::Task> {
+    if n.get("method").and_then(Value::as_str) != Some(tessera_protocol::TASKS_NOTIFICATION) {
+        return None;
+    }
+    let task: tessera_protocol::Task = serde_json::from_value(n.get("params")?.clone()).ok()?;
+    (task.task_id == id).then_some(task)
 }
 
 /// The shortest wait between two polls of a task, whatever the server asks.
