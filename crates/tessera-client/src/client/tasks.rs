@@ -104,6 +104,10 @@ impl McpClient {
         let until = tokio::time::Instant::now().checked_add(self.task_wait);
         let mut rounds = 0;
         let mut answered = false;
+        // The rounds answered, by when they were asked and what: a
+        // notification of one may arrive after its answer (or after a look
+        // showed it), and must not be answered again.
+        let mut answered_rounds: Vec<(String, tessera_protocol::InputRequests)> = Vec::new();
         loop {
             // Right after answers, look again soon; else at the server's pace, within bounds.
             let mut wait = if std::mem::take(&mut look_now) {
@@ -157,7 +161,11 @@ impl McpClient {
                     // The task works again once every request has an answer, so
                     // what it shows now is a new round (a key asked again too).
                     let asked = task.input_requests.unwrap_or_default();
-                    if asked.is_empty() {
+                    if asked.is_empty()
+                        || answered_rounds
+                            .iter()
+                            .any(|(at, before)| *at == task.last_updated_at && *before == asked)
+                    {
                         continue;
                     }
                     rounds += 1;
@@ -182,6 +190,7 @@ impl McpClient {
                         Value::Object(answers),
                     );
                     self.request(tessera_protocol::TASKS_UPDATE, params).await?;
+                    answered_rounds.push((task.last_updated_at, asked));
                     answered = true;
                 }
                 tessera_protocol::TaskStatus::Completed => {
