@@ -68,6 +68,7 @@ def span_json(span, service, scope):
         "trace_id": span.trace_id.hex(),
         "span_id": span.span_id.hex(),
         "parent_span_id": span.parent_span_id.hex(),
+        "trace_state": span.trace_state,
         "name": span.name,
         # SPAN_KIND_SERVER -> SERVER, STATUS_CODE_ERROR -> ERROR
         "kind": Span.SpanKind.Name(span.kind).removeprefix("SPAN_KIND_"),
@@ -76,6 +77,7 @@ def span_json(span, service, scope):
             {
                 "trace_id": link.trace_id.hex(),
                 "span_id": link.span_id.hex(),
+                "trace_state": link.trace_state,
                 "attributes": attributes(link.attributes),
             }
             for link in span.links

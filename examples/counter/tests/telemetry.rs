@@ -17,6 +17,9 @@ use test_harness::{Listening, OtlpReceiver, Prometheus, mcp_post};
 const KEY: &str = "telemetry-test-key-0123456789abcdef0123";
 
 /// A caller's span: trace `t`, span `s`.
+/// A caller's `tracestate`: two vendors' entries.
+const CALLER_STATE: &str = "congo=t61rcWkgMzE,rojo=00f067aa0ba902b7";
+
 fn traceparent(trace: &str, span: &str) -> String {
     format!("00-{trace}-{span}-01")
 }
@@ -175,7 +178,8 @@ async fn a_flow_with_trace_context_on_round_one_only_is_one_trace_continuing_rou
     let server = counter(&[], Some(&otlp));
     let result = three_rounds(&server.url, |round| {
         if round == 1 {
-            json!({"traceparent": traceparent(CALLER_TRACE, CALLER_SPAN)})
+            json!({"traceparent": traceparent(CALLER_TRACE, CALLER_SPAN),
+                "tracestate": CALLER_STATE})
         } else {
             json!({})
         }
@@ -193,7 +197,12 @@ async fn a_flow_with_trace_context_on_round_one_only_is_one_trace_continuing_rou
         spans[0]["parent_span_id"], CALLER_SPAN,
         "round one's parent is the caller's span"
     );
+    // The caller's tracestate, whole, on round one and every later round
+    // (carried in the ticket) and on the link to round one.
+    assert_eq!(spans[0]["trace_state"], CALLER_STATE, "{}", spans[0]);
     for later in &spans[1..] {
+        assert_eq!(later["trace_state"], CALLER_STATE, "{later}");
+        assert_eq!(later["links"][0]["trace_state"], CALLER_STATE, "{later}");
         assert_eq!(later["trace_id"], CALLER_TRACE, "{later}");
         assert_eq!(
             later["parent_span_id"],

@@ -108,14 +108,14 @@ impl crate::telemetry::Target for Resolved {
         self.0.known_target
     }
 
-    fn round_one(&self, request: &Request) -> Option<&str> {
+    fn round_one(&self, request: &Request) -> Option<crate::telemetry::RoundOne<'_>> {
         let parts = &self.0;
         let ticket = parts
             .opened
             .get_or_init(|| parts.open(request.param(tessera_protocol::REQUEST_STATE)));
         match ticket {
-            Ticket::Opened(opened) => opened.payload.flow.as_ref()?.first.as_deref(),
-            Ticket::Kept(body) => body.flow.as_ref()?.first.as_deref(),
+            Ticket::Opened(opened) => opened.payload.flow.as_ref()?.round_one(),
+            Ticket::Kept(body) => body.flow.as_ref()?.round_one(),
             Ticket::Absent | Ticket::Refused(_) => None,
         }
     }

@@ -1,10 +1,12 @@
 //! One flow, one story: round one's span context and a flow id ride in every
 //! ticket the flow seals, so a later round links to round one's span (and,
 //! arriving without trace context of its own, continues round one's trace).
-//! Sealed and bound like the rest of the ticket, so a client cannot move a
-//! flow into another trace; it adds about 100 bytes to each ticket while
-//! spans are recorded, and under `SealMode::Signed` the client can read the
-//! ids (of a trace it took part in).
+//! Round one's `tracestate` rides with it, whole (at most 512 bytes, the
+//! W3C size vendors keep), so later rounds carry the caller's vendor entries
+//! too. Sealed and bound like the rest of the ticket, so a client cannot
+//! move a flow into another trace; it adds about 100 bytes (plus the
+//! tracestate) to each ticket while spans are recorded, and under
+//! `SealMode::Signed` the client can read the ids (of a trace it took part in).
 
 use serde::{Deserialize, Serialize};
 
@@ -21,9 +23,20 @@ pub(crate) struct Flow {
     /// it had a valid one.
     #[serde(rename = "t", default, skip_serializing_if = "Option::is_none")]
     pub first: Option<String>,
+    /// Round one's `tracestate`, when it had one (W3C header form).
+    #[serde(rename = "s", default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
 }
 
 impl Flow {
+    /// Round one's span context and tracestate, when it had a valid one.
+    pub(crate) fn round_one(&self) -> Option<super::RoundOne<'_>> {
+        Some(super::RoundOne {
+            span_context: self.first.as_deref()?,
+            trace_state: self.state.as_deref(),
+        })
+    }
+
     /// This round's place in the flow: the next round after `sealed`, or round
     /// one of a new flow. Records it on the request's span and links that span to
     /// round one's. `None` when no span is recorded (nothing goes in the ticket).
@@ -32,7 +45,7 @@ impl Flow {
         let flow = match sealed {
             Some(earlier) => {
                 #[cfg(feature = "otel")]
-                if let Some(first) = earlier.first.as_deref() {
+                if let Some(first) = earlier.round_one() {
                     otel::link_to_round_one(&span, first);
                 }
                 Flow {
@@ -47,6 +60,10 @@ impl Flow {
                 first: otel::span_context_of(&span),
                 #[cfg(not(feature = "otel"))]
                 first: None,
+                #[cfg(feature = "otel")]
+                state: otel::trace_state_of(&span),
+                #[cfg(not(feature = "otel"))]
+                state: None,
             },
         };
         span.record("mcp.mrtr.round", i64::from(flow.round));
@@ -77,27 +94,39 @@ pub(crate) mod otel {
         })
     }
 
-    /// Round one's span context from what [`span_context_of`] kept (a ticket
-    /// this server sealed, so malformed only if the key was shared with
-    /// something else: then none).
-    pub(crate) fn round_one(kept: &str) -> Option<SpanContext> {
-        let mut parts = kept.split('-');
+    /// The longest `tracestate` a ticket carries: 512 bytes (the W3C Trace
+    /// Context's "vendors SHOULD propagate at least 512 characters"); a
+    /// longer one is left out, round one's span context still kept.
+    pub(crate) const MAX_TRACESTATE_BYTES: usize = 512;
+
+    /// `span`'s `tracestate` in its header form, when it has one that fits
+    /// a ticket ([`MAX_TRACESTATE_BYTES`]).
+    pub(crate) fn trace_state_of(span: &tracing::Span) -> Option<String> {
+        let cx = span.context();
+        let header = cx.span().span_context().trace_state().header();
+        (!header.is_empty() && header.len() <= MAX_TRACESTATE_BYTES).then_some(header)
+    }
+
+    /// Round one's span context, its `tracestate` included, from what
+    /// [`span_context_of`] and [`trace_state_of`] kept (a ticket this server
+    /// sealed, so malformed only if the key was shared with something else:
+    /// then none).
+    pub(crate) fn round_one(kept: crate::telemetry::RoundOne<'_>) -> Option<SpanContext> {
+        let state = kept
+            .trace_state
+            .and_then(|s| s.parse::<TraceState>().ok())
+            .unwrap_or_default();
+        let mut parts = kept.span_context.split('-');
         let trace = TraceId::from_hex(parts.next()?).ok()?;
         let span = SpanId::from_hex(parts.next()?).ok()?;
         let flags = u8::from_str_radix(parts.next()?, 16).ok()?;
-        let sc = SpanContext::new(
-            trace,
-            span,
-            TraceFlags::new(flags),
-            true,
-            TraceState::default(),
-        );
+        let sc = SpanContext::new(trace, span, TraceFlags::new(flags), true, state);
         sc.is_valid().then_some(sc)
     }
 
     /// Links `span` to round one's span, unless it is round one's span (the
     /// era bridge runs every round inside the one request's span).
-    pub(crate) fn link_to_round_one(span: &tracing::Span, kept: &str) {
+    pub(crate) fn link_to_round_one(span: &tracing::Span, kept: crate::telemetry::RoundOne<'_>) {
         let Some(first) = round_one(kept) else {
             return;
         };

@@ -27,7 +27,9 @@ mod observe;
 #[cfg(feature = "otel")]
 mod propagation;
 
-pub use observe::{MAX_RECORDED_BYTES, Observation, Observed, Served, Target, record_arguments};
+pub use observe::{
+    MAX_RECORDED_BYTES, Observation, Observed, RoundOne, Served, Target, record_arguments,
+};
 #[cfg(feature = "otel")]
 pub use propagation::inject_into;
 

@@ -70,9 +70,19 @@ pub trait Target {
     /// Whether the server has the tool or prompt the request names (its span
     /// and metric carry the name only then).
     fn known(&self) -> bool;
-    /// Round one's span context as `request`'s ticket keeps it, when it
-    /// carries one that opens (opened here, and then not again to serve it).
-    fn round_one(&self, request: &Request) -> Option<&str>;
+    /// Round one's span context and tracestate as `request`'s ticket keeps
+    /// them, when it carries one that opens (opened here, and then not again
+    /// to serve it).
+    fn round_one(&self, request: &Request) -> Option<RoundOne<'_>>;
+}
+
+/// Round one's span context and `tracestate`, as a ticket keeps them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RoundOne<'a> {
+    /// `{trace id}-{span id}-{flags}`, in hex.
+    pub span_context: &'a str,
+    /// Its `tracestate` (W3C header form), when it had one.
+    pub trace_state: Option<&'a str>,
 }
 
 impl McpServer {
