@@ -4,7 +4,7 @@
 //! under `tessera:{namespace}:tasks:`:
 //!
 //! - `t:{id}`: a hash (principal, caller, status, message, created,
-//!   updated, lease, requests, result, error), expiring with the task;
+//!   updated, lease, requests, result, error, trace), expiring with the task;
 //!   `t:{id}:pending` (a set of outstanding question keys) and
 //!   `t:{id}:answers` (a hash of the answers given) beside it;
 //! - `kept`, `kept:{caller}`: sorted sets of kept tasks by creation (ms × 1000
@@ -154,6 +154,7 @@ fn record(id: &str, fields: Vec<String>) -> Result<TaskRecord, TaskStoreError> {
     let created = number("created").ok_or_else(|| bad("creation time"))?;
     let mut record = TaskRecord::working(id.to_owned(), created);
     record.updated_ms = number("updated").unwrap_or(created);
+    record.trace = map.get("trace").cloned();
     record.status = map
         .get("status")
         .and_then(|s| serde_json::from_value(serde_json::Value::String(s.clone())).ok())
@@ -199,7 +200,8 @@ impl TaskStore for RedisTaskStore {
                         .arg(p.max_live)
                         .arg(p.max_kept)
                         .arg(p.max_live_per_caller)
-                        .arg(p.max_kept_per_caller),
+                        .arg(p.max_kept_per_caller)
+                        .arg(new.trace.as_deref().unwrap_or("")),
                 )
                 .await?;
             match answer.as_str() {
@@ -476,7 +478,8 @@ end
 "#;
 
 /// ARGV[2] id, [3] principal, [4] caller, [5] TTL ms, [6] lease ms,
-/// [7..11] max live, max kept, max live per caller, max kept per caller.
+/// [7..10] max live, max kept, max live per caller, max kept per caller,
+/// [11] the starting request's span context ('' for none).
 /// Answers the creation time, or `caller` / `full`.
 const CREATE_BODY: &str = r#"
 local id, principal, caller = ARGV[2], ARGV[3], ARGV[4]
@@ -516,6 +519,7 @@ local order = int(now * 1000 + redis.call('INCR', P .. 'seq') % 1000)
 local k = task(id)
 redis.call('HSET', k, 'principal', principal, 'caller', caller, 'status', 'working',
   'created', int(now), 'updated', int(now), 'lease', int(now + lease))
+if ARGV[11] ~= '' then redis.call('HSET', k, 'trace', ARGV[11]) end
 redis.call('PEXPIRE', k, ttl)
 redis.call('ZADD', kept, order, id)
 redis.call('ZADD', kept_c, order, id)

@@ -148,6 +148,7 @@ async fn every_shared_part_works_on_a_cluster_and_its_keys_spread_over_the_maste
         .create(NewTask {
             principal: Some("alice".into()),
             caller: Some("alice".into()),
+            trace: None,
         })
         .await
         .unwrap();

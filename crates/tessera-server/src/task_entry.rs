@@ -38,7 +38,10 @@ impl TaskEntry {
     /// runner's lease starting.
     pub fn new(id: String, new: NewTask, now: u64) -> Self {
         Self {
-            record: TaskRecord::working(id, now),
+            record: TaskRecord {
+                trace: new.trace,
+                ..TaskRecord::working(id, now)
+            },
             principal: new.principal,
             caller: new.caller,
             lease_until: now + RUNNER_LEASE.as_millis() as u64,

@@ -146,6 +146,10 @@ pub struct TaskRecord {
     pub result: Option<Value>,
     /// The error (status `failed`).
     pub error: Option<ErrorObject>,
+    /// The span context of the request that started it
+    /// ([`NewTask::trace`]): later task requests link to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
 }
 
 impl TaskRecord {
@@ -160,6 +164,7 @@ impl TaskRecord {
             input_requests: InputRequests::new(),
             result: None,
             error: None,
+            trace: None,
         }
     }
 
@@ -189,6 +194,11 @@ pub struct NewTask {
     pub principal: Option<String>,
     /// Whom its quotas count against ([`caller_key`](crate::caller_key)).
     pub caller: Option<String>,
+    /// The span context of the request that started it, when spans are
+    /// recorded (`{trace id}-{span id}-{flags}` in hex): `tasks/update` and
+    /// `tasks/cancel` link to it, so the task's requests are one story.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
 }
 
 /// How a task ended, as its runner reports it.

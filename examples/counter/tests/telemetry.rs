@@ -16,10 +16,10 @@ use test_harness::{Listening, OtlpReceiver, Prometheus, mcp_post};
 
 const KEY: &str = "telemetry-test-key-0123456789abcdef0123";
 
-/// A caller's span: trace `t`, span `s`.
 /// A caller's `tracestate`: two vendors' entries.
 const CALLER_STATE: &str = "congo=t61rcWkgMzE,rojo=00f067aa0ba902b7";
 
+/// A caller's span: trace `t`, span `s`.
 fn traceparent(trace: &str, span: &str) -> String {
     format!("00-{trace}-{span}-01")
 }

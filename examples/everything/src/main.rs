@@ -31,14 +31,29 @@ Serves the MCP conformance fixture at http://HOST:PORT/mcp with a fresh
 requestState key, and prints `listening on http://HOST:PORT/mcp` when ready.";
 
 fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    // Spans over OTLP when the OTEL_* variables say where (kept until exit).
+    let telemetry = match tessera::otel::Telemetry::builder("everything-server").from_env() {
+        Ok(telemetry) => telemetry,
+        Err(e) => {
+            eprintln!("everything-server: telemetry: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let log = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
+        .with_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        );
+    let subscriber = tracing_subscriber::registry().with(log);
+    match telemetry.tracing_layer() {
+        Some(spans) => subscriber.with(spans).init(),
+        None => subscriber.init(),
+    }
     match run() {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {

@@ -88,6 +88,7 @@ impl McpServer {
             .create(NewTask {
                 principal: ctx.principal().map(str::to_owned),
                 caller: ctx.inner.facts.caller_key(),
+                trace: crate::telemetry::task_trace(),
             })
             .await
             .map_err(store_error)?;
@@ -176,6 +177,7 @@ impl McpServer {
                 })
             }
             tessera_protocol::TASKS_UPDATE => {
+                link_to_start(store, &id, principal).await;
                 let responses = match super::take(&mut params, tessera_protocol::INPUT_RESPONSES) {
                     Some(Value::Object(responses)) => responses,
                     None | Some(Value::Null) => Map::new(),
@@ -195,6 +197,7 @@ impl McpServer {
                 found.then(ack).ok_or_else(not_found)
             }
             _ => {
+                link_to_start(store, &id, principal).await;
                 let found = store.cancel(&id, principal).await.map_err(store_error)?;
                 if found {
                     tracing::info!(task = %id, "task cancelled by the client");
@@ -250,6 +253,21 @@ impl Announcer {
             tracing::debug!(task = %id, error = %e, "a task's state could not be announced");
         }
     }
+}
+
+/// Links this request's span (a `tasks/update` or `tasks/cancel`) to the
+/// span of the request that started task `id`, so a task's requests are one
+/// story; the task is read only while spans are recorded.
+async fn link_to_start(store: &Arc<dyn TaskStore>, id: &str, principal: Option<&str>) {
+    #[cfg(feature = "otel")]
+    if crate::telemetry::request_span().is_some()
+        && let Ok(Some(record)) = store.get(id, principal).await
+        && let Some(trace) = record.trace.as_deref()
+    {
+        crate::telemetry::link_to_task_start(trace);
+    }
+    #[cfg(not(feature = "otel"))]
+    let _ = (store, id, principal);
 }
 
 /// A store's refusal as the client sees it: 503 with a retry hint.

@@ -40,6 +40,30 @@ pub use metrics::record_metrics;
 /// CLIENT spans of questions the era bridge pushes).
 pub const SPAN_TARGET: &str = "tessera::mcp";
 
+/// The span context of the request being served (`{trace id}-{span id}-{flags}`),
+/// for the task it starts to keep ([`NewTask::trace`](crate::NewTask::trace)).
+pub(crate) fn task_trace() -> Option<String> {
+    #[cfg(feature = "otel")]
+    return flow::otel::span_context_of(&request_span()?);
+    #[cfg(not(feature = "otel"))]
+    None
+}
+
+/// Links the request being served to the span that started its task
+/// (`trace`, as [`task_trace`] kept it), as later rounds link to round one.
+#[cfg(feature = "otel")]
+pub(crate) fn link_to_task_start(trace: &str) {
+    if let Some(span) = request_span() {
+        flow::otel::link_to_round_one(
+            &span,
+            RoundOne {
+                span_context: trace,
+                trace_state: None,
+            },
+        );
+    }
+}
+
 /// The SERVER span of the request being served, when it is recorded: the
 /// current span if [`McpServer::observe`](crate::McpServer::observe) made it
 /// (never a span of the caller's own, which a flow must not be sealed into).

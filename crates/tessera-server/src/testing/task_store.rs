@@ -59,10 +59,14 @@ where
     .await;
 }
 
+/// The span context a task's starting request had.
+const TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
 fn owner(name: &str) -> NewTask {
     NewTask {
         principal: Some(name.to_owned()),
         caller: Some(format!("principal {name}")),
+        trace: Some(TRACE.to_owned()),
     }
 }
 
@@ -151,12 +155,19 @@ async fn visibility(store: &impl TaskStore) {
         "another principal cannot cancel it"
     );
     assert_eq!(status(store, &task.id, "alice").await, TaskStatus::Working);
+    let kept = ok("get", store.get(&task.id, Some("alice")).await);
+    assert_eq!(
+        kept.and_then(|t| t.trace).as_deref(),
+        Some(TRACE),
+        "the starting request's span context is kept with the task"
+    );
     let anonymous = ok(
         "create",
         store
             .create(NewTask {
                 principal: None,
                 caller: None,
+                trace: None,
             })
             .await,
     );
