@@ -104,8 +104,9 @@ return 1
 
 /// KEYS[1] the session; ARGV[1] its expiry, [2] the holder, [3] the lease
 /// in ms. Answers 1 when the holder has the stream (claimed or renewed), 0
-/// while another's lease lasts.
+/// while another's lease lasts or once the session was ended.
 const CLAIM: &str = r"
+if redis.call('HEXISTS', KEYS[1], 'ended') == 1 then return 0 end
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local held = redis.call('HMGET', KEYS[1], 'stream', 'until')

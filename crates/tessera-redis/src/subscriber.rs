@@ -75,8 +75,13 @@ async fn single(
     Ok(())
 }
 
+/// Whether a push's first datum is `channel`.
+fn names(data: &[Value], channel: &str) -> bool {
+    matches!(data.first(), Some(Value::BulkString(name)) if name == channel.as_bytes())
+}
+
 /// Subscribes to the sharded channel on a cluster and delivers until a node
-/// connection is lost (`Ok`).
+/// connection is lost, or the node unsubscribes the channel (`Ok`).
 async fn sharded(
     seeds: &[String],
     channel: &str,
@@ -101,6 +106,9 @@ async fn sharded(
                 _ => tracing::warn!(%channel, "a {what} message without a payload; ignored"),
             },
             PushKind::Disconnection => return Ok(()),
+            // The node gave up the channel's slot (a failover, a
+            // migration): the client does not follow it; a new one will.
+            PushKind::SUnsubscribe if names(&push.data, channel) => return Ok(()),
             _ => {}
         }
     }

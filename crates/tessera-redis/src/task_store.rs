@@ -55,6 +55,7 @@ use crate::subscriber::{ChannelListener, subscribe_forever};
 pub struct RedisTaskStore {
     conn: RedisConnection,
     prefix: String,
+    publish: &'static str,
     channel: String,
     policy: TaskPolicy,
     wakers: Wakers,
@@ -87,6 +88,7 @@ impl RedisTaskStore {
         Self {
             conn: redis.connection(),
             prefix,
+            publish: redis.deployment.publish(),
             channel,
             policy,
             wakers,
@@ -108,12 +110,13 @@ impl RedisTaskStore {
         }
     }
 
-    /// An invocation of `script` with the key prefix as its first argument,
-    /// and `seq` as its key (which routes it to the store's node on a cluster).
+    /// An invocation of `script` with the key prefix and the publish
+    /// command as its first arguments, and `seq` as its key (which routes it
+    /// to the store's node on a cluster).
     fn invocation(&self, script: &'static redis::Script) -> redis::ScriptInvocation<'static> {
         let mut invocation = script.prepare_invoke();
         invocation.key(format!("{}seq", self.prefix));
-        invocation.arg(&self.prefix);
+        invocation.arg(&self.prefix).arg(self.publish);
         invocation
     }
 
@@ -446,11 +449,11 @@ impl ChannelListener for TaskWaker {
 /// What every script starts with: ARGV[1] the key prefix; the time, in ms,
 /// from Redis's clock (one clock for every instance, and the one that
 /// expires keys); `int` writes a number as digits (never an exponent);
-/// `PUB` the command that publishes a wake-up (`SPUBLISH` when the prefix
-/// is hash-tagged, which it is on a cluster).
+/// `PUB` (ARGV[2]) the command that publishes a wake-up (`SPUBLISH` on a
+/// cluster).
 const PRELUDE: &str = r#"
 local P = ARGV[1]
-local PUB = string.find(P, '{', 1, true) and 'SPUBLISH' or 'PUBLISH'
+local PUB = ARGV[2]
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local function int(n) return string.format('%d', n) end
@@ -477,15 +480,15 @@ local function ended(k)
 end
 "#;
 
-/// ARGV[2] id, [3] principal, [4] caller, [5] TTL ms, [6] lease ms,
-/// [7..10] max live, max kept, max live per caller, max kept per caller,
-/// [11] the starting request's span context ('' for none).
+/// ARGV[3] id, [4] principal, [5] caller, [6] TTL ms, [7] lease ms,
+/// [8..11] max live, max kept, max live per caller, max kept per caller,
+/// [12] the starting request's span context ('' for none).
 /// Answers the creation time, or `caller` / `full`.
 const CREATE_BODY: &str = r#"
-local id, principal, caller = ARGV[2], ARGV[3], ARGV[4]
-local ttl, lease = tonumber(ARGV[5]), tonumber(ARGV[6])
-local max_live, max_kept = tonumber(ARGV[7]), tonumber(ARGV[8])
-local max_live_c, max_kept_c = tonumber(ARGV[9]), tonumber(ARGV[10])
+local id, principal, caller = ARGV[3], ARGV[4], ARGV[5]
+local ttl, lease = tonumber(ARGV[6]), tonumber(ARGV[7])
+local max_live, max_kept = tonumber(ARGV[8]), tonumber(ARGV[9])
+local max_live_c, max_kept_c = tonumber(ARGV[10]), tonumber(ARGV[11])
 local kept, live = P .. 'kept', P .. 'live'
 local kept_c, live_c = P .. 'kept:' .. caller, P .. 'live:' .. caller
 local horizon = int((now - ttl) * 1000 + 999)
@@ -519,7 +522,7 @@ local order = int(now * 1000 + redis.call('INCR', P .. 'seq') % 1000)
 local k = task(id)
 redis.call('HSET', k, 'principal', principal, 'caller', caller, 'status', 'working',
   'created', int(now), 'updated', int(now), 'lease', int(now + lease))
-if ARGV[11] ~= '' then redis.call('HSET', k, 'trace', ARGV[11]) end
+if ARGV[12] ~= '' then redis.call('HSET', k, 'trace', ARGV[12]) end
 redis.call('PEXPIRE', k, ttl)
 redis.call('ZADD', kept, order, id)
 redis.call('ZADD', kept_c, order, id)
@@ -531,45 +534,45 @@ redis.call('PEXPIRE', live_c, ttl)
 return int(now)
 "#;
 
-/// ARGV[2] id, [3] principal, [4] the message and [5] the error JSON of a
+/// ARGV[3] id, [4] principal, [5] the message and [6] the error JSON of a
 /// task whose runner stopped. Answers the hash's pairs and the outstanding
 /// question keys, or nil.
 const GET_BODY: &str = r#"
-local id = ARGV[2]
+local id = ARGV[3]
 local k = task(id)
-if redis.call('HGET', k, 'principal') ~= ARGV[3] then return false end
+if redis.call('HGET', k, 'principal') ~= ARGV[4] then return false end
 local s = redis.call('HGET', k, 'status')
 if not terminal(s) and tonumber(redis.call('HGET', k, 'lease')) < now then
-  redis.call('HSET', k, 'status', 'failed', 'message', ARGV[4], 'error', ARGV[5], 'updated', int(now))
+  redis.call('HSET', k, 'status', 'failed', 'message', ARGV[5], 'error', ARGV[6], 'updated', int(now))
   ended(k)
   unlive(id, redis.call('HGET', k, 'caller'))
 end
 return {redis.call('HGETALL', k), redis.call('SMEMBERS', k .. ':pending')}
 "#;
 
-/// ARGV[2] id, [3] message, [4] the questions' JSON, [5..] their keys.
+/// ARGV[3] id, [4] message, [5] the questions' JSON, [6..] their keys.
 const ASK_BODY: &str = r#"
-local k = task(ARGV[2])
+local k = task(ARGV[3])
 local s = redis.call('HGET', k, 'status')
 if not s or terminal(s) then return 0 end
-redis.call('HSET', k, 'status', 'input_required', 'message', ARGV[3], 'requests', ARGV[4], 'updated', int(now))
+redis.call('HSET', k, 'status', 'input_required', 'message', ARGV[4], 'requests', ARGV[5], 'updated', int(now))
 redis.call('DEL', k .. ':pending', k .. ':answers')
-if #ARGV >= 5 then
-  redis.call('SADD', k .. ':pending', unpack(ARGV, 5))
+if #ARGV >= 6 then
+  redis.call('SADD', k .. ':pending', unpack(ARGV, 6))
   local ttl = redis.call('PTTL', k)
   if ttl > 0 then redis.call('PEXPIRE', k .. ':pending', ttl) end
 end
 return 1
 "#;
 
-/// ARGV[2] id, [3] principal, [4] the wake-up channel, [5..] key, answer
+/// ARGV[3] id, [4] principal, [5] the wake-up channel, [6..] key, answer
 /// pairs. Answers -1 (no such task), 0 (not waiting), 1 (recorded), 2 (complete).
 const ANSWER_BODY: &str = r#"
-local id = ARGV[2]
+local id = ARGV[3]
 local k = task(id)
-if redis.call('HGET', k, 'principal') ~= ARGV[3] then return -1 end
+if redis.call('HGET', k, 'principal') ~= ARGV[4] then return -1 end
 if redis.call('HGET', k, 'status') ~= 'input_required' then return 0 end
-for i = 5, #ARGV - 1, 2 do
+for i = 6, #ARGV - 1, 2 do
   if redis.call('SREM', k .. ':pending', ARGV[i]) == 1 then
     redis.call('HSET', k .. ':answers', ARGV[i], ARGV[i + 1])
   end
@@ -581,15 +584,15 @@ end
 if redis.call('SCARD', k .. ':pending') == 0 then
   redis.call('HSET', k, 'status', 'working', 'updated', int(now))
   redis.call('HDEL', k, 'message', 'requests')
-  redis.call(PUB, ARGV[4], id)
+  redis.call(PUB, ARGV[5], id)
   return 2
 end
 return 1
 "#;
 
-/// ARGV[2] id. Answers the round's key, answer pairs once complete, or nil.
+/// ARGV[3] id. Answers the round's key, answer pairs once complete, or nil.
 const TAKE_BODY: &str = r#"
-local k = task(ARGV[2])
+local k = task(ARGV[3])
 if redis.call('HGET', k, 'status') ~= 'working' or redis.call('SCARD', k .. ':pending') > 0 then
   return false
 end
@@ -599,55 +602,55 @@ redis.call('DEL', k .. ':answers')
 return answers
 "#;
 
-/// ARGV[2] id, [3] status, [4] message ('' for none), [5] field (result or
-/// error), [6] its JSON, [7] bytes to count, [8] the caller's budget, [9]
+/// ARGV[3] id, [4] status, [5] message ('' for none), [6] field (result or
+/// error), [7] its JSON, [8] bytes to count, [9] the caller's budget, [10]
 /// the store's. Answers ok, ended, or the budget it would pass (caller, server).
 const FINISH_BODY: &str = r#"
-local id = ARGV[2]
+local id = ARGV[3]
 local k = task(id)
 local s = redis.call('HGET', k, 'status')
 if not s or terminal(s) then return 'ended' end
 local caller = redis.call('HGET', k, 'caller')
-local bytes = tonumber(ARGV[7])
+local bytes = tonumber(ARGV[8])
 if bytes > 0 then
   local mine = tonumber(redis.call('HGET', P .. 'bytes', caller) or '0')
-  if mine + bytes > tonumber(ARGV[8]) then return 'caller' end
+  if mine + bytes > tonumber(ARGV[9]) then return 'caller' end
   local all = tonumber(redis.call('HGET', P .. 'bytes', '*') or '0')
-  if all + bytes > tonumber(ARGV[9]) then return 'server' end
+  if all + bytes > tonumber(ARGV[10]) then return 'server' end
   redis.call('HINCRBY', P .. 'bytes', caller, bytes)
   redis.call('HINCRBY', P .. 'bytes', '*', bytes)
   redis.call('HSET', P .. 'size', id, bytes .. '|' .. caller)
 end
-redis.call('HSET', k, 'status', ARGV[3], 'updated', int(now), ARGV[5], ARGV[6])
-if ARGV[4] == '' then redis.call('HDEL', k, 'message') else redis.call('HSET', k, 'message', ARGV[4]) end
+redis.call('HSET', k, 'status', ARGV[4], 'updated', int(now), ARGV[6], ARGV[7])
+if ARGV[5] == '' then redis.call('HDEL', k, 'message') else redis.call('HSET', k, 'message', ARGV[5]) end
 ended(k)
 unlive(id, caller)
 return 'ok'
 "#;
 
-/// ARGV[2] id, [3] principal, [4] message, [5] the wake-up channel.
+/// ARGV[3] id, [4] principal, [5] message, [6] the wake-up channel.
 /// Answers 1, or 0 when the principal has no such task.
 const CANCEL_BODY: &str = r#"
-local id = ARGV[2]
+local id = ARGV[3]
 local k = task(id)
-if redis.call('HGET', k, 'principal') ~= ARGV[3] then return 0 end
+if redis.call('HGET', k, 'principal') ~= ARGV[4] then return 0 end
 if not terminal(redis.call('HGET', k, 'status')) then
-  redis.call('HSET', k, 'status', 'cancelled', 'message', ARGV[4], 'updated', int(now))
+  redis.call('HSET', k, 'status', 'cancelled', 'message', ARGV[5], 'updated', int(now))
   ended(k)
   unlive(id, redis.call('HGET', k, 'caller'))
 end
-redis.call(PUB, ARGV[5], id)
+redis.call(PUB, ARGV[6], id)
 return 1
 "#;
 
-/// ARGV[2] id, [3] lease ms. Answers the status, or nil once the task is gone.
+/// ARGV[3] id, [4] lease ms. Answers the status, or nil once the task is gone.
 const RENEW_BODY: &str = r#"
-local id = ARGV[2]
+local id = ARGV[3]
 local k = task(id)
 local s = redis.call('HGET', k, 'status')
 if not s then return false end
 if not terminal(s) then
-  local lease = int(now + tonumber(ARGV[3]))
+  local lease = int(now + tonumber(ARGV[4]))
   redis.call('HSET', k, 'lease', lease)
   redis.call('ZADD', P .. 'live', lease, id)
   redis.call('ZADD', P .. 'live:' .. redis.call('HGET', k, 'caller'), lease, id)

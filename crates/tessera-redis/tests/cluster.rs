@@ -188,6 +188,10 @@ async fn every_shared_part_works_on_a_cluster_and_its_keys_spread_over_the_maste
     assert!(!nb.claim_stream("session-1", until, "two").await.unwrap());
     nb.end("session-1", until).await.unwrap();
     assert!(na.read("session-1").await.unwrap().ended);
+    assert!(
+        !na.claim_stream("session-1", until, "one").await.unwrap(),
+        "an ended session's stream is not renewed"
+    );
     assert!(!na.is_subscribed("session-1", "test://a").await.unwrap());
     for i in 0..32 {
         na.set_log_level(&format!("spread-{i}"), until, LoggingLevel::Info)

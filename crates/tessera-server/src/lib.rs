@@ -91,7 +91,7 @@ pub use change::Change;
 pub use change_bus::{BusError, BusEvent, ChangeBus, ChangeListener, MemoryBus, Subscription};
 pub use completion::{IntoCompletion, PartialArgument};
 pub use context::Context;
-pub use dispatch::{Handled, MAX_LISTENED_TASKS, Resolved};
+pub use dispatch::{Handled, MAX_ANNOUNCED_TASK_BYTES, MAX_LISTENED_TASKS, Resolved};
 pub use error::{RequestStateFailure, ServerError};
 pub use facts::{AuthInfo, Era, NetworkTransport, RequestFacts, caller_key};
 pub use form::{Form, FormChoice, FormValue};

@@ -37,7 +37,7 @@ use builder::local_label;
 pub use builder::{DEFAULT_TASK_WAIT, McpClientBuilder};
 use era::{Era, HttpEra, http_era_of};
 use rounds::push_handler;
-pub use tasks::{MAX_POLL_INTERVAL, MIN_POLL_INTERVAL};
+pub use tasks::{MAX_POLL_INTERVAL, MAX_TASK_LISTENERS, MIN_POLL_INTERVAL};
 
 /// How requests reach the server.
 enum Transport {
@@ -82,6 +82,9 @@ pub struct McpClient {
     push_failure: Arc<Mutex<Option<ClientError>>>,
     /// The bound on initialize-era calls that may push questions.
     push_bound: Arc<PushBound>,
+    /// Tasks followed by notification now (at most [`MAX_TASK_LISTENERS`]:
+    /// each holds a listen stream, which servers count per client).
+    task_listeners: Arc<std::sync::atomic::AtomicUsize>,
     /// Signing in to an HTTP server that asks for it.
     oauth: Option<tokio::sync::Mutex<crate::oauth::OAuthSession>>,
 }
@@ -222,6 +225,7 @@ impl McpClient {
             server_name: Mutex::new(None),
             push_failure,
             push_bound,
+            task_listeners: Arc::default(),
             oauth,
         }
     }

@@ -56,8 +56,10 @@ impl McpClient {
     }
 
     /// A `subscriptions/listen` stream for task `id`'s `notifications/tasks`,
-    /// when the server agrees to send them (`None` otherwise: it is polled).
-    async fn listen_for_task(&self, id: &str) -> Option<Listener> {
+    /// when the server agrees to send them and fewer than
+    /// [`MAX_TASK_LISTENERS`] tasks are followed so (`None` otherwise: it is polled).
+    async fn listen_for_task(&self, id: &str) -> Option<TaskListener> {
+        let counted = TaskListenerSlot::take(&self.task_listeners)?;
         let filter = SubscriptionFilter {
             task_ids: Some(vec![id.to_owned()]),
             ..SubscriptionFilter::default()
@@ -67,7 +69,10 @@ impl McpClient {
             Some(Ok(ListenEvent::Acknowledged(agreed)))
                 if agreed.task_ids.iter().flatten().any(|t| t == id) =>
             {
-                Some(listener)
+                Some(TaskListener {
+                    listener,
+                    _counted: counted,
+                })
             }
             _ => None,
         }
@@ -135,9 +140,16 @@ impl McpClient {
                 wait = wait.min(left);
             }
             let task = match heard.as_mut() {
-                Some(listener) => tokio::select! {
-                    event = listener.next() => match event {
+                Some(following) => tokio::select! {
+                    event = following.listener.next() => match event {
                         Some(Ok(ListenEvent::Notification(n))) => match task_notified(&n, &id) {
+                            // A server may leave a large result out: fetched then.
+                            Some(task) if task.result.is_none() && task.error.is_none()
+                                && matches!(task.status, tessera_protocol::TaskStatus::Completed
+                                    | tessera_protocol::TaskStatus::Failed) =>
+                            {
+                                self.get_task(&id).await?
+                            }
                             Some(task) => task,
                             None => continue,
                         },
@@ -220,6 +232,36 @@ impl McpClient {
                 }
             }
         }
+    }
+}
+
+/// Tasks one client follows by notification at once: 4 (each holds a listen
+/// stream, which servers count per client; more are polled).
+pub const MAX_TASK_LISTENERS: usize = 4;
+
+/// A listen stream following one task, counted while it lives.
+struct TaskListener {
+    listener: Listener,
+    _counted: TaskListenerSlot,
+}
+
+/// One of a client's [`MAX_TASK_LISTENERS`] places, given back when dropped.
+struct TaskListenerSlot(Arc<std::sync::atomic::AtomicUsize>);
+
+impl TaskListenerSlot {
+    fn take(count: &Arc<std::sync::atomic::AtomicUsize>) -> Option<Self> {
+        count
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < MAX_TASK_LISTENERS).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| Self(Arc::clone(count)))
+    }
+}
+
+impl Drop for TaskListenerSlot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
     }
 }
 

@@ -394,6 +394,11 @@ impl McpEndpoint {
                 Err(e) => refuse_note(None, e),
             };
         }
+        if self.options().task_runtime.is_none() {
+            // The stream's claim is renewed on the runtime: without one it
+            // would lapse while open, and a second stream could open.
+            return reject::method_not_allowed();
+        }
         let Some(holder) = tessera_state::random_id() else {
             return reject::unavailable(
                 "Service Unavailable: no randomness to claim the session's stream; retry",
@@ -533,8 +538,7 @@ struct StreamClaim {
     key: String,
     expires_at: u64,
     holder: String,
-    /// Where the renewals are timed; without one (no async runtime to
-    /// sleep on) the claim is not renewed and lapses after [`STREAM_LEASE`].
+    /// Where the renewals are timed (a stream is served only with one).
     runtime: Option<Arc<dyn tessera_server::TaskRuntime>>,
     /// Whether the claim was taken (only then is it given up).
     held: bool,

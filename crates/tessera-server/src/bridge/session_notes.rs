@@ -89,7 +89,8 @@ pub trait SessionNotes: Send + Sync + 'static {
 
     /// Claims (or renews) the session's standalone stream for `holder` for
     /// [`STREAM_LEASE`]: `false` while another holder's claim lasts (each
-    /// message goes on one stream only).
+    /// message goes on one stream only), and once the session was ended (a
+    /// stream open then ends at its next renewal).
     fn claim_stream<'a>(
         &'a self,
         key: &'a str,
@@ -219,10 +220,11 @@ impl SessionNotes for MemorySessionNotes {
     ) -> NotesFuture<'a, bool> {
         let now = unix_seconds();
         ready(self.with_note(key, expires_at, |note| {
-            let free = match &note.stream {
-                Some((held_by, until)) => held_by == holder || *until <= now,
-                None => true,
-            };
+            let free = !note.ended
+                && match &note.stream {
+                    Some((held_by, until)) => held_by == holder || *until <= now,
+                    None => true,
+                };
             if free {
                 note.stream = Some((holder.to_owned(), now + STREAM_LEASE.as_secs()));
             }
@@ -281,6 +283,10 @@ mod tests {
         assert!(now(r.claim_stream("a", later, "two")).unwrap());
         now(r.set_log_level("a", later, LoggingLevel::Error)).unwrap();
         now(r.end("a", later)).unwrap();
+        assert!(
+            !now(r.claim_stream("a", later, "two")).unwrap(),
+            "ended: no stream"
+        );
         let note = now(r.read("a")).unwrap();
         assert!(note.ended && note.log_level == Some(LoggingLevel::Error));
         assert!(!now(r.read("b")).unwrap().ended);

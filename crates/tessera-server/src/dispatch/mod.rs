@@ -18,6 +18,7 @@ mod lists;
 mod resolve;
 mod round_trip;
 mod tasks;
+pub use tasks::MAX_ANNOUNCED_TASK_BYTES;
 mod ticket;
 
 pub(crate) use capability_check::check_capabilities;

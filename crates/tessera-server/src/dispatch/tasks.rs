@@ -219,6 +219,10 @@ impl McpServer {
     }
 }
 
+/// The largest task a notification carries whole: 64 KiB of JSON; past it,
+/// its `result` or `error` is left out (and fetched with `tasks/get`).
+pub const MAX_ANNOUNCED_TASK_BYTES: usize = 64 * 1024;
+
 /// Tells `subscriptions/listen` streams that asked for a task (`taskIds`)
 /// its state after a change made here (a round of questions, answers, the
 /// end, a cancel): the task as `tasks/get` would answer it, read back from
@@ -242,9 +246,16 @@ impl Announcer {
                 return;
             }
         };
-        let Ok(Value::Object(task)) = serde_json::to_value(record.view(self.store.policy())) else {
+        let Ok(Value::Object(mut task)) = serde_json::to_value(record.view(self.store.policy()))
+        else {
             return;
         };
+        // A large result or error stays out of the bus (every instance hears
+        // every change): listeners fetch it with tasks/get.
+        if crate::answer::json_len(&task) > MAX_ANNOUNCED_TASK_BYTES {
+            task.remove("result");
+            task.remove("error");
+        }
         let change = crate::Change::TaskStatus {
             principal: self.principal.clone(),
             task,
