@@ -23,6 +23,7 @@ pub struct McpServerBuilder {
     prompts: Vec<PromptDef>,
     resources: Vec<ResourceDef>,
     templates: Vec<ResourceTemplateDef>,
+    skills: Vec<crate::SkillDef>,
     codec: Option<RequestStateCodec>,
     ledger: Option<Arc<dyn TicketLedger>>,
     task_store: Option<Arc<dyn crate::TaskStore>>,
@@ -55,6 +56,7 @@ impl McpServerBuilder {
             prompts: Vec::new(),
             resources: Vec::new(),
             templates: Vec::new(),
+            skills: Vec::new(),
             codec: None,
             ledger: None,
             task_store: None,
@@ -270,6 +272,22 @@ impl McpServerBuilder {
         self
     }
 
+    /// Serves `skill` (the skills extension, SEP-2640): its `SKILL.md` is
+    /// listed among the resources, every file is readable at its `skill://`
+    /// URI, and the server declares `io.modelcontextprotocol/skills` and
+    /// answers `skills/list`, `skills/get` and `resources/directory/read`.
+    pub fn skill(mut self, skill: crate::SkillDef) -> Self {
+        self.skills.push(skill);
+        self
+    }
+
+    /// Serves each of `skills` ([`skill`](Self::skill)), for instance those
+    /// [`SkillDef::load_all`](crate::SkillDef::load_all) found in a directory.
+    pub fn skills(mut self, skills: impl IntoIterator<Item = crate::SkillDef>) -> Self {
+        self.skills.extend(skills);
+        self
+    }
+
     /// Declares the extension `id` (`capabilities.extensions`, with its
     /// `settings`; `{}` for none) in `server/discover` and `initialize`. The
     /// id needs a prefix (`com.example/…`, `io.modelcontextprotocol/ui`),
@@ -395,6 +413,21 @@ impl McpServerBuilder {
                 return Err(BuildError(format!("prompt {name:?} is registered twice")));
             }
         }
+        let skills = if self.skills.is_empty() {
+            None
+        } else {
+            if self.extensions.contains_key(tessera_protocol::SKILLS_EXTENSION) {
+                return Err(BuildError(format!(
+                    "the {} extension is declared by the server itself when it serves skills \
+                     (.skill(..)); remove .extension({0:?}, ..)",
+                    tessera_protocol::SKILLS_EXTENSION
+                )));
+            }
+            let (table, listed) =
+                crate::skill_table::SkillTable::build(std::mem::take(&mut self.skills))?;
+            self.resources.extend(listed);
+            Some(table)
+        };
         for resource in self.resources {
             admit_resource(&resource, &self.app_state)?;
             let uri = resource.resource.uri.clone();
@@ -482,6 +515,7 @@ impl McpServerBuilder {
             scope_match: self.scope_match,
             visibility: self.visibility,
             methods,
+            skills,
             extensions: self.extensions,
             result_meta,
             app_state: Arc::new(self.app_state),

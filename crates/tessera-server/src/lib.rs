@@ -73,6 +73,8 @@ mod round_state;
 mod running_tasks;
 mod scopes;
 mod server;
+mod skill;
+mod skill_table;
 pub mod task_entry;
 mod task_runtime;
 pub mod task_store;
@@ -108,6 +110,7 @@ pub use response::{IntoPromptResult, IntoResourceResult, IntoToolResult, Json};
 pub use running_tasks::MAX_RUNNING_ARGUMENT_BYTES_PER_CALLER;
 pub use scopes::{ExactScopes, PrefixScopes, ScopeMatch};
 pub use server::{CacheHint, McpServer};
+pub use skill::{SkillDef, SkillLoadError};
 pub use task_runtime::TaskRuntime;
 pub use task_store::{
     DEFAULT_POLL_INTERVAL, DEFAULT_TASK_TTL, MAX_KEPT_RESULT_BYTES,

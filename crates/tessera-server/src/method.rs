@@ -172,6 +172,7 @@ const RESERVED_NAMESPACES: &[&str] = &[
     "elicitation",
     "roots",
     "tasks",
+    "skills",
     "subscriptions",
     "notifications",
 ];

@@ -22,4 +22,7 @@ pub(crate) const PROTOCOL_METHODS: &[&str] = &[
     tessera_protocol::TASKS_GET,
     tessera_protocol::TASKS_UPDATE,
     tessera_protocol::TASKS_CANCEL,
+    tessera_protocol::SKILLS_LIST,
+    tessera_protocol::SKILLS_GET,
+    tessera_protocol::RESOURCES_DIRECTORY_READ,
 ];

@@ -75,7 +75,9 @@ pub struct McpServer {
     pub(crate) middleware: Vec<Arc<dyn crate::middleware::Middleware>>,
     /// Methods of the server's own, by name.
     pub(crate) methods: indexmap::IndexMap<String, crate::MethodDef>,
-    /// Extensions declared in the capabilities, besides tasks.
+    /// Skills (the skills extension), when any is served.
+    pub(crate) skills: Option<Arc<crate::skill_table::SkillTable>>,
+    /// Extensions declared in the capabilities, besides tasks and skills.
     pub(crate) extensions: tessera_protocol::JsonObject,
     /// What each caller is shown (everything, without one).
     pub(crate) visibility: Option<Arc<dyn crate::Visibility>>,

@@ -94,4 +94,5 @@ pub use key::{KEY_VAR, KEYS_VAR, KeyError, KeyId, KeyRing, MAX_KEY_ID_LEN, MIN_K
 pub use ledger::{LedgerFuture, MemoryLedger, TicketLedger};
 pub use mode::SealMode;
 pub use random::random_id;
+pub use sha256::sha256;
 pub use ticket::Opened;

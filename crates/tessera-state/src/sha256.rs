@@ -32,6 +32,17 @@ impl Sha256 {
     }
 }
 
+/// The SHA-256 of `bytes`, in one call (skill manifests digest whole files).
+///
+/// ```
+/// assert_eq!(tessera_state::sha256(b"abc")[..4], [0xba, 0x78, 0x16, 0xbf]);
+/// ```
+pub fn sha256(bytes: &[u8]) -> [u8; 32] {
+    let mut hash = Sha256::new();
+    hash.update(bytes);
+    hash.finalize()
+}
+
 #[cfg(not(target_arch = "wasm32"))]
 mod imp {
     pub(super) type State = ring::digest::Context;

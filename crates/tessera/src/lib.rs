@@ -13,8 +13,8 @@ pub use tessera_server::{
     HandlerError, Interrupt, IntoCompletion, IntoPromptResult, IntoResourceResult, IntoToolResult,
     Json, McpServer, McpServerBuilder, MemoryBus, MethodDef, NotFound, Notifier, Offered,
     PartialArgument, PrefixScopes, PromptArguments, PromptDef, RequestFacts, ResourceDef,
-    ResourceTemplateDef, Result, ScopeMatch, ServerError, ShowPermitted, State, Subscription,
-    TaskRuntime, TaskSupport, TemplateVariables, ToolDef, Viewer, Visibility,
+    ResourceTemplateDef, Result, ScopeMatch, ServerError, ShowPermitted, SkillDef, SkillLoadError,
+    State, Subscription, TaskRuntime, TaskSupport, TemplateVariables, ToolDef, Viewer, Visibility,
 };
 
 /// The one intake every transport reads messages through: for a transport

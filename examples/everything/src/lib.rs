@@ -6,7 +6,8 @@
 //! tools, progress and logging, sampling and elicitation, the
 //! `test_input_required_result_*` multi round-trip tools, prompts with
 //! arguments, images and embedded resources, static and templated resources,
-//! and the triggers of the subscription checks.
+//! the triggers of the subscription checks, and skills (the
+//! `io.modelcontextprotocol/skills` extension).
 //! See `../shared/conformance/FIXTURE_SPEC.md` for what each one must do.
 
 pub mod changes;
@@ -15,6 +16,7 @@ pub mod input_required;
 mod media;
 pub mod prompts;
 pub mod resources;
+pub mod skills;
 pub mod tasks;
 pub mod tools;
 
@@ -52,7 +54,9 @@ pub fn everything_builder(codec: RequestStateCodec) -> McpServerBuilder {
     for resource in resources::all() {
         builder = builder.resource(resource);
     }
-    builder.resource_template(resources::template())
+    builder
+        .resource_template(resources::template())
+        .skills(skills::all())
 }
 
 #[cfg(test)]

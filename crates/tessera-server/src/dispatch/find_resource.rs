@@ -19,8 +19,8 @@ pub(super) type Found = (
 );
 
 impl McpServer {
-    /// The listed resource `uri`, else the first template shown to this
-    /// caller that matches it, once the caller's scopes cover it.
+    /// The listed resource `uri`, else a file of a skill, else the first
+    /// template shown to this caller that matches it, once the caller's scopes cover it.
     pub(super) fn find_resource(
         &self,
         catalog: &Catalog,
@@ -39,6 +39,13 @@ impl McpServer {
                 mime_type: resource.resource.mime_type.clone(),
             };
             return Ok((Arc::clone(&resource.handler), read));
+        }
+        if let Some(skills) = self.skills.as_ref().filter(|s| s.serves_file(uri)) {
+            let read = ResourceRead {
+                vars: IndexMap::new(),
+                mime_type: None,
+            };
+            return Ok((Arc::clone(&skills.reader), read));
         }
         if let Some((template, vars)) = catalog
             .templates

@@ -39,6 +39,12 @@ impl McpServer {
                 if self.tasks.is_some() {
                     extensions.insert(tessera_protocol::TASKS_EXTENSION.into(), json!({}));
                 }
+                if self.skills.is_some() {
+                    extensions.insert(
+                        tessera_protocol::SKILLS_EXTENSION.into(),
+                        json!({ "directoryRead": true }),
+                    );
+                }
                 (!extensions.is_empty()).then_some(extensions)
             },
             logging: Some(JsonObject::new()),
@@ -47,7 +53,7 @@ impl McpServer {
     }
 
     /// The page of `items` the request's cursor names, and the next cursor.
-    fn page_of<'a, T: Clone + 'a>(
+    pub(super) fn page_of<'a, T: Clone + 'a>(
         &self,
         params: Option<&Value>,
         items: impl ExactSizeIterator<Item = &'a T>,

@@ -6,6 +6,7 @@
 //! - [`round_trip`]: tools, prompts and resources through the multi round-trip engine;
 //! - [`tasks`]: calls that go on as tasks, and the `tasks/*` methods;
 //! - [`ticket`]: what a ticket carries, and opening one;
+//! - [`skills`]: `skills/list`, `skills/get`, `resources/directory/read`;
 //! - [`capability_check`]: asking only what the client can answer;
 //! - [`find_resource`]: which resource a URI names, for reads and subscriptions.
 
@@ -17,6 +18,7 @@ pub use listen::MAX_LISTENED_TASKS;
 mod lists;
 mod resolve;
 mod round_trip;
+mod skills;
 mod tasks;
 pub use tasks::MAX_ANNOUNCED_TASK_BYTES;
 mod ticket;
@@ -235,6 +237,13 @@ impl McpServer {
             tessera_protocol::TASKS_GET
             | tessera_protocol::TASKS_UPDATE
             | tessera_protocol::TASKS_CANCEL => self.task_method(method, params, &incoming).await,
+            tessera_protocol::SKILLS_LIST
+            | tessera_protocol::SKILLS_GET
+            | tessera_protocol::RESOURCES_DIRECTORY_READ
+                if self.skills.is_some() =>
+            {
+                self.skill_method(method, params.as_ref()).map(value)
+            }
             "completion/complete" if offered.completes() => {
                 self.complete(&offered, params, incoming).await.map(value)
             }
