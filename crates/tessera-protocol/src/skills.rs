@@ -209,19 +209,24 @@ pub fn skill_frontmatter(text: &str) -> Result<JsonObject, FrontmatterError> {
     let mut yaml = String::new();
     let mut closed = false;
     for line in lines {
-        if line.trim_end_matches(['\r', '\n']).trim_end_matches([' ', '\t']) == "---" {
+        if line
+            .trim_end_matches(['\r', '\n'])
+            .trim_end_matches([' ', '\t'])
+            == "---"
+        {
             closed = true;
             break;
         }
         yaml.push_str(line);
     }
     if !closed {
-        return Err(problem(
-            "SKILL.md's frontmatter has no closing line `---`",
-        ));
+        return Err(problem("SKILL.md's frontmatter has no closing line `---`"));
     }
-    let value: serde_json::Value = serde_norway::from_str(&yaml)
-        .map_err(|e| FrontmatterError(format!("SKILL.md's frontmatter is not YAML this extension can use: {e}")))?;
+    let value: serde_json::Value = serde_norway::from_str(&yaml).map_err(|e| {
+        FrontmatterError(format!(
+            "SKILL.md's frontmatter is not YAML this extension can use: {e}"
+        ))
+    })?;
     let serde_json::Value::Object(object) = value else {
         return Err(problem("SKILL.md's frontmatter must be a YAML mapping"));
     };
@@ -245,9 +250,10 @@ mod tests {
 
     #[test]
     fn resources_read_as_a_manifest_or_the_dynamic_marker_only() {
-        let manifest: SkillResources =
-            serde_json::from_value(json!([{"uri": "skill://a/SKILL.md", "digest": "sha256:00", "size": 3}]))
-                .unwrap();
+        let manifest: SkillResources = serde_json::from_value(
+            json!([{"uri": "skill://a/SKILL.md", "digest": "sha256:00", "size": 3}]),
+        )
+        .unwrap();
         assert!(matches!(manifest, SkillResources::Manifest(ref f) if f.len() == 1));
         let dynamic: SkillResources = serde_json::from_value(json!("dynamic")).unwrap();
         assert_eq!(dynamic, SkillResources::Dynamic(DynamicMarker::Dynamic));
@@ -264,7 +270,10 @@ mod tests {
         for bad in ["", "-a", "a-", "a--b", "PDF", "a_b", "a.b", &"a".repeat(65)] {
             assert!(!is_skill_name(bad), "{bad}");
         }
-        assert_eq!(skill_name_of("skill://acme/billing/refunds/SKILL.md"), Some("refunds"));
+        assert_eq!(
+            skill_name_of("skill://acme/billing/refunds/SKILL.md"),
+            Some("refunds")
+        );
         assert_eq!(skill_name_of("skill://git/SKILL.md"), Some("git"));
         assert_eq!(skill_name_of("skill://git/README.md"), None);
     }
@@ -275,7 +284,10 @@ mod tests {
             "\u{feff}---\r\nname: a\r\ndescription: b\r\nlicense: MIT\r\n---  \r\nbody\n---\n",
         )
         .unwrap();
-        assert_eq!(serde_json::Value::Object(fm), json!({"name": "a", "description": "b", "license": "MIT"}));
+        assert_eq!(
+            serde_json::Value::Object(fm),
+            json!({"name": "a", "description": "b", "license": "MIT"})
+        );
         for bad in [
             "name: a\n",
             "---\nname: a\ndescription: b\n",

@@ -416,7 +416,10 @@ impl McpServerBuilder {
         let skills = if self.skills.is_empty() {
             None
         } else {
-            if self.extensions.contains_key(tessera_protocol::SKILLS_EXTENSION) {
+            if self
+                .extensions
+                .contains_key(tessera_protocol::SKILLS_EXTENSION)
+            {
                 return Err(BuildError(format!(
                     "the {} extension is declared by the server itself when it serves skills \
                      (.skill(..)); remove .extension({0:?}, ..)",

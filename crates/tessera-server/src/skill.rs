@@ -82,8 +82,7 @@ impl SkillDef {
     /// Adds the file `relative` (a `/`-separated path under the skill's
     /// root) with its raw bytes.
     pub fn file(mut self, relative: impl Into<String>, bytes: impl Into<Vec<u8>>) -> Self {
-        self.files
-            .insert(relative.into(), Arc::from(bytes.into()));
+        self.files.insert(relative.into(), Arc::from(bytes.into()));
         self
     }
 
@@ -91,7 +90,10 @@ impl SkillDef {
     /// subdirectories included, read now. Names beginning with `.` are left
     /// out (`.git`, editor files); a symbolic link is refused, so nothing
     /// outside `dir` is ever served.
-    pub fn from_dir(path: impl Into<String>, dir: impl AsRef<Path>) -> Result<Self, SkillLoadError> {
+    pub fn from_dir(
+        path: impl Into<String>,
+        dir: impl AsRef<Path>,
+    ) -> Result<Self, SkillLoadError> {
         let dir = dir.as_ref();
         let mut files = BTreeMap::new();
         read_tree(dir, "", &mut files)?;
@@ -204,7 +206,11 @@ fn read_tree(
     Ok(())
 }
 
-fn find_skill_dirs(dir: &Path, prefix: &str, found: &mut Vec<String>) -> Result<(), SkillLoadError> {
+fn find_skill_dirs(
+    dir: &Path,
+    prefix: &str,
+    found: &mut Vec<String>,
+) -> Result<(), SkillLoadError> {
     for (name, path, kind) in entries(dir)? {
         if kind.is_dir() {
             let rel = format!("{prefix}{name}");

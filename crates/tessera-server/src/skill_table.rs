@@ -6,8 +6,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use tessera_protocol::{
-    DIRECTORY_MIME_TYPE, JsonObject, MAX_SKILL_BYTES, MAX_SKILL_FILES, ReadResourceResult, Resource,
-    ResourceContents, SkillEntry, SkillFile, SkillResources,
+    DIRECTORY_MIME_TYPE, JsonObject, MAX_SKILL_BYTES, MAX_SKILL_FILES, ReadResourceResult,
+    Resource, ResourceContents, SkillEntry, SkillFile, SkillResources,
 };
 
 use crate::handler::ErasedHandler;
@@ -37,7 +37,9 @@ pub(crate) struct SkillTable {
 impl SkillTable {
     /// Checks and indexes `skills`; also returns the resources to list (one
     /// `SKILL.md` per skill, named and described by its frontmatter).
-    pub(crate) fn build(skills: Vec<SkillDef>) -> Result<(Arc<Self>, Vec<ResourceDef>), BuildError> {
+    pub(crate) fn build(
+        skills: Vec<SkillDef>,
+    ) -> Result<(Arc<Self>, Vec<ResourceDef>), BuildError> {
         let mut entries = BTreeMap::new();
         let mut files: HashMap<String, SkillFileData> = HashMap::new();
         let mut directories: BTreeMap<String, BTreeSet<(String, bool)>> = BTreeMap::new();
@@ -259,7 +261,9 @@ fn check_file_path(relative: &str) -> Result<(), String> {
 /// hold, else `text/plain` for UTF-8 and `application/octet-stream`. (A small
 /// table rather than a crate: skills hold text, scripts and a few images.)
 fn mime_type_of(relative: &str, bytes: &[u8]) -> &'static str {
-    let extension = relative.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
+    let extension = relative
+        .rsplit_once('.')
+        .map(|(_, e)| e.to_ascii_lowercase());
     match extension.as_deref() {
         Some("md" | "markdown") => "text/markdown",
         Some("py") => "text/x-python",
