@@ -161,6 +161,34 @@ enum Command {
         #[command(flatten)]
         answering: Answering,
     },
+    /// List a server's skills (the skills extension): name, description, files.
+    Skills {
+        /// The MCP endpoint (or --stdio).
+        url: Option<String>,
+        /// Start this command and speak to it over stdio instead.
+        #[arg(long, value_name = "COMMAND")]
+        stdio: Option<String>,
+        /// Print the raw JSON entries.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Fetch one skill's SKILL.md (or, with --file, one of its files), each
+    /// verified against the skill's entry (size and SHA-256 digest).
+    #[command(
+        override_usage = "tessera skill [OPTIONS] <URL> <SKILL>\n       tessera skill [OPTIONS] --stdio <COMMAND> <SKILL>"
+    )]
+    Skill {
+        /// The MCP endpoint (unless --stdio), then the skill: its name, its
+        /// path (acme/billing/refunds) or the URI of its SKILL.md.
+        #[arg(value_name = "[URL] SKILL", required = true)]
+        positional: Vec<String>,
+        /// Start this command and speak to it over stdio instead of a URL.
+        #[arg(long, value_name = "COMMAND")]
+        stdio: Option<String>,
+        /// Print this file of the skill instead (a path relative to its root).
+        #[arg(long, value_name = "PATH")]
+        file: Option<String>,
+    },
 }
 
 /// How a request that asks for input is answered, and how its result is shown.
@@ -454,6 +482,94 @@ async fn run(command: Command) -> Result<Exit, (Exit, String)> {
             }
             Ok(elicitor.exit())
         }
+        Command::Skills { url, stdio, json } => {
+            let c = listing_client(url, stdio.as_deref()).await?;
+            let skills = c.list_skills().await.map_err(failed);
+            c.close().await;
+            let skills = skills?;
+            if json {
+                output::print_json(serde_json::to_string_pretty(&skills));
+            } else {
+                output::print_skills(&skills);
+            }
+            Ok(Exit::Success)
+        }
+        Command::Skill {
+            positional,
+            stdio,
+            file,
+        } => {
+            let (server, args) = server(stdio.as_deref(), positional)?;
+            let [wanted] = args.as_slice() else {
+                return Err((Exit::Usage, "name the one skill to fetch".into()));
+            };
+            let c = signing_in(&server, server.client())
+                .await?
+                .build()
+                .map_err(not_built)?;
+            let fetched = fetch_skill(&c, wanted, file.as_deref()).await;
+            c.close().await;
+            let bytes = fetched?;
+            use std::io::Write as _;
+            match String::from_utf8(bytes) {
+                Ok(text) => print!("{}", shown::text(&text)),
+                Err(raw) => {
+                    let _ = std::io::stdout().write_all(raw.as_bytes());
+                }
+            }
+            Ok(Exit::Success)
+        }
+    }
+}
+
+/// The skill `wanted` names (its SKILL.md's URI, its path, or its name when
+/// only one listed skill has it), loaded and verified; then its SKILL.md, or
+/// its file `file`. Nothing else of the skill is fetched.
+async fn fetch_skill(
+    c: &McpClient,
+    wanted: &str,
+    file: Option<&str>,
+) -> Result<Vec<u8>, (Exit, String)> {
+    let entry = if wanted.contains("://") {
+        c.get_skill(wanted).await.map_err(failed)?
+    } else {
+        let listed = c.list_skills().await.map_err(failed)?;
+        let path_uri = format!("skill://{wanted}/SKILL.md");
+        let mut matching: Vec<_> = listed
+            .into_iter()
+            .filter(|e| {
+                e.uri == path_uri
+                    || e.frontmatter.get("name").and_then(Value::as_str) == Some(wanted)
+            })
+            .collect();
+        match matching.len() {
+            0 => {
+                // A skill may be served without being listed: ask for it by path.
+                c.get_skill(&path_uri).await.map_err(|e| {
+                    (
+                        Exit::Failure,
+                        format!("no skill {wanted:?} is listed, and {path_uri}: {e}"),
+                    )
+                })?
+            }
+            1 => matching.remove(0),
+            _ => {
+                let uris: Vec<&str> = matching.iter().map(|e| e.uri.as_str()).collect();
+                return Err((
+                    Exit::Usage,
+                    format!(
+                        "{} skills are named {wanted:?}; name one by its URI: {}",
+                        uris.len(),
+                        uris.join(", ")
+                    ),
+                ));
+            }
+        }
+    };
+    let skill = c.load_skill(&entry).await.map_err(failed)?;
+    match file {
+        None => Ok(skill.skill_md().as_bytes().to_vec()),
+        Some(path) => c.read_skill_file(&skill, path).await.map_err(failed),
     }
 }
 

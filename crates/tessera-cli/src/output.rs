@@ -3,7 +3,8 @@
 
 use serde_json::Value;
 use tessera_protocol::{
-    DiscoverResult, GetPromptResult, Prompt, ReadResourceResult, Resource, Tool,
+    DiscoverResult, GetPromptResult, Prompt, ReadResourceResult, Resource, SkillEntry,
+    SkillResources, Tool,
 };
 
 use crate::shown::{json, line, text};
@@ -63,6 +64,24 @@ pub fn print_tools(tools: &[Tool]) {
             Some(d) => println!("{}  {}", line(&tool.name), line(d)),
             None => println!("{}", line(&tool.name)),
         }
+    }
+}
+
+/// Prints the skill list, one skill a line: name, description, and its URI
+/// with what fetching all of it would cost.
+pub fn print_skills(skills: &[SkillEntry]) {
+    for skill in skills {
+        let name = field(skill.frontmatter.get("name"), "?");
+        let description = field(skill.frontmatter.get("description"), "");
+        let files = match &skill.resources {
+            SkillResources::Manifest(files) => format!(
+                "{} files, {} bytes",
+                files.len(),
+                files.iter().map(|f| f.size).sum::<u64>()
+            ),
+            SkillResources::Dynamic(_) => "dynamic".to_owned(),
+        };
+        println!("{name}  {description}  ({}, {files})", line(&skill.uri));
     }
 }
 

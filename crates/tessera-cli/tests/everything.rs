@@ -1,4 +1,4 @@
-//! `tessera prompts`, `prompt`, `resources` and `read` against the
+//! `tessera prompts`, `prompt`, `resources`, `read`, `skills` and `skill` against the
 //! conformance fixture (`everything-server`), over Streamable HTTP.
 
 use std::io::{BufRead, BufReader};
@@ -155,4 +155,58 @@ fn read_prints_text_summarises_blobs_and_fills_templates() {
     assert!(r.stderr.contains("test://nothing-here"), "{}", r.stderr);
     let r = tessera(&["read", &fixture.url]);
     assert_eq!(r.code, 2, "{}", r.stderr);
+}
+
+#[test]
+fn skills_are_listed_and_one_is_fetched_verified_on_demand() {
+    let fixture = fixture();
+    let r = tessera(&["skills", &fixture.url]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.lines().any(|l| l.starts_with(
+            "pdf-processing  Extract, fill, and assemble PDF documents  (skill://pdf-processing/SKILL.md, 4 files, "
+        )),
+        "{}",
+        r.stdout
+    );
+    // By name, by path, by URI: the SKILL.md as served.
+    for wanted in [
+        "refunds",
+        "acme/billing/refunds",
+        "skill://acme/billing/refunds/SKILL.md",
+    ] {
+        let r = tessera(&["skill", &fixture.url, wanted]);
+        assert_eq!(r.code, 0, "{wanted}: {}", r.stderr);
+        assert!(r.stdout.starts_with("---\nname: refunds\n"), "{}", r.stdout);
+    }
+    let r = tessera(&[
+        "skill",
+        &fixture.url,
+        "pdf-processing",
+        "--file",
+        "templates/regional/eu-invoice.md",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.starts_with("# EU invoice"), "{}", r.stdout);
+    // A path the skill's entry does not list is never requested.
+    let r = tessera(&[
+        "skill",
+        &fixture.url,
+        "pdf-processing",
+        "--file",
+        "../refunds/SKILL.md",
+    ]);
+    assert_eq!(r.code, 4, "{}", r.stdout);
+    assert!(
+        r.stderr.contains("skill refused") && r.stderr.contains("is not a file of"),
+        "{}",
+        r.stderr
+    );
+    let r = tessera(&["skill", &fixture.url, "no-such-skill"]);
+    assert_eq!(r.code, 4);
+    assert!(
+        r.stderr.contains("no skill \"no-such-skill\" is listed"),
+        "{}",
+        r.stderr
+    );
 }

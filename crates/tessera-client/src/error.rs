@@ -52,6 +52,10 @@ pub enum ClientError {
         /// Why, as the server said it (or the question asked again).
         reason: String,
     },
+    /// A skill's file is not what its entry promised (size, digest,
+    /// frontmatter, or not listed at all): its content is not used.
+    #[error("skill refused: {0}")]
+    SkillRefused(String),
     /// The elicitor failed or gave up (e.g. no terminal to ask on).
     #[error("elicitation failed: {0}")]
     Elicitation(String),

@@ -42,8 +42,8 @@ mod scripted;
 mod stdio_transport;
 
 pub use client::{
-    DEFAULT_TASK_WAIT, MAX_POLL_INTERVAL, MAX_TASK_LISTENERS, MIN_POLL_INTERVAL, McpClient,
-    McpClientBuilder, ServerFeatures,
+    DEFAULT_TASK_WAIT, LoadedSkill, MAX_POLL_INTERVAL, MAX_TASK_LISTENERS, MIN_POLL_INTERVAL,
+    McpClient, McpClientBuilder, ServerFeatures,
 };
 pub use connect_mode::ConnectMode;
 pub use elicitor::{Elicitor, InputKinds};

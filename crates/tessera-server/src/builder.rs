@@ -428,6 +428,18 @@ impl McpServerBuilder {
             }
             let (table, listed) =
                 crate::skill_table::SkillTable::build(std::mem::take(&mut self.skills))?;
+            // A resource of its own at a skill file's URI would serve other
+            // bytes than the skill's manifest promises.
+            if let Some(r) = self
+                .resources
+                .iter()
+                .find(|r| table.serves_file(&r.resource.uri))
+            {
+                return Err(BuildError(format!(
+                    "resource {:?} is a file of a skill: a skill's files are served from the skill",
+                    r.resource.uri
+                )));
+            }
             self.resources.extend(listed);
             Some(table)
         };

@@ -120,7 +120,7 @@ impl SkillTable {
             resource.resource.size = Some(skill_md.len() as u64);
             listed.push(resource);
         }
-        for (uri, _) in &files {
+        for uri in files.keys() {
             if directories.contains_key(uri) {
                 return Err(BuildError(format!(
                     "skills: {uri} is both a file and a directory"

@@ -167,7 +167,7 @@ async fn unknown_skills_and_paths_outside_the_table_are_refused() {
         "skill://pdf-processing/missing.md",
     ] {
         let e = client.read_resource(uri).run().await.unwrap_err();
-        assert_eq!(e.to_string().contains("-32602"), true, "{uri}: {e}");
+        assert!(e.to_string().contains("-32602"), "{uri}: {e}");
     }
 }
 
@@ -304,6 +304,20 @@ fn skills_the_extension_would_not_serve_fail_the_build() {
         .err()
         .unwrap();
     assert!(twice.to_string().contains("twice"));
+    let shadowed = McpServer::builder("s", "1")
+        .skill(SkillDef::new("a", md("a")).file("x.md", "x"))
+        .resource(tessera_server::ResourceDef::new(
+            "skill://a/x.md",
+            "x",
+            |_: tessera_server::Context| async { "other".to_owned() },
+        ))
+        .build()
+        .err()
+        .unwrap();
+    assert!(
+        shadowed.to_string().contains("is a file of a skill"),
+        "{shadowed}"
+    );
 }
 
 #[test]

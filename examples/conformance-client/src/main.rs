@@ -184,6 +184,31 @@ async fn run(scenario: &str, url: &str, context: &Value) -> Result<(), ClientErr
                 }
             }
         }
+        // A host lists skills on connecting and fetches nothing else ahead of need.
+        "sep-2640-client-no-prefetch" => {
+            client.discover().await?;
+            for skill in client.list_skills().await? {
+                eprintln!("skill {} listed", skill.uri);
+            }
+        }
+        // A host loads a skill (verified), then reads its files as they are needed.
+        "sep-2640-client-verify-digest"
+        | "sep-2640-client-verify-size"
+        | "sep-2640-client-verify-frontmatter" => {
+            client.discover().await?;
+            for entry in client.list_skills().await? {
+                let skill = match client.load_skill(&entry).await {
+                    Ok(skill) => skill,
+                    Err(e) => {
+                        eprintln!("{e}");
+                        continue;
+                    }
+                };
+                for file in skill.files().iter().skip(1) {
+                    client.read_skill_file(&skill, &file.uri).await?;
+                }
+            }
+        }
         _ => {
             client.discover().await?;
             call_every_tool(&client, true).await?;

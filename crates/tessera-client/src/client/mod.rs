@@ -29,6 +29,7 @@ mod builder;
 mod era;
 mod listen;
 mod rounds;
+mod skills;
 mod tasks;
 #[cfg(feature = "otel")]
 mod trace;
@@ -37,6 +38,7 @@ use builder::local_label;
 pub use builder::{DEFAULT_TASK_WAIT, McpClientBuilder};
 use era::{Era, HttpEra, http_era_of};
 use rounds::push_handler;
+pub use skills::LoadedSkill;
 pub use tasks::{MAX_POLL_INTERVAL, MAX_TASK_LISTENERS, MIN_POLL_INTERVAL};
 
 /// How requests reach the server.
@@ -52,6 +54,10 @@ pub struct ServerFeatures {
     pub tasks: bool,
     /// `subscriptions/listen` delivers change notifications.
     pub listen: bool,
+    /// Skills are served (the skills extension): [`list_skills`](McpClient::list_skills).
+    pub skills: bool,
+    /// `resources/directory/read` is answered ([`read_directory`](McpClient::read_directory)).
+    pub directory_read: bool,
 }
 
 /// An MCP client for one server: an HTTP endpoint, or a process it started (stdio).
@@ -519,7 +525,13 @@ impl McpClient {
         };
         let resources = caps.resources.as_ref();
         let modern = !self.is_initialize_era().await?;
+        let skills = caps
+            .extensions
+            .as_ref()
+            .and_then(|e| e.get(tessera_protocol::SKILLS_EXTENSION));
         Ok(ServerFeatures {
+            skills: skills.is_some(),
+            directory_read: skills.and_then(|s| s.get("directoryRead")) == Some(&json!(true)),
             tasks: modern
                 && caps
                     .extensions
