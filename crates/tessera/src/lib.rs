@@ -133,6 +133,8 @@ pub mod docs {
     pub mod catalog {}
     #[doc = include_str!("../docs/extensions.md")]
     pub mod extensions {}
+    #[doc = include_str!("../docs/skills.md")]
+    pub mod skills {}
     #[doc = include_str!("../docs/observability.md")]
     pub mod observability {}
     #[doc = include_str!("../docs/cli.md")]
