@@ -29,7 +29,7 @@ pub struct McpEndpoint {
     /// Large bodies being parsed and served now.
     large_bodies: Arc<Allowance>,
     /// Requests being served, for `notifications/cancelled`.
-    in_flight: Arc<crate::in_flight::InFlight>,
+    pub(crate) in_flight: Arc<crate::in_flight::InFlight>,
     /// Initialize-era sessions' questions waiting for answers, and sessions ended.
     pub(crate) sessions: Arc<crate::legacy::Sessions>,
     /// Long-lived streams open, per client.
@@ -42,6 +42,7 @@ impl McpEndpoint {
         let sessions = Arc::new(crate::legacy::Sessions::new(
             options.answer_relay.as_ref(),
             options.session_notes.clone(),
+            options.stream_log.clone(),
         ));
         Self {
             server,

@@ -64,6 +64,7 @@ pub struct EndpointOptions {
     pub(crate) question_timeout: std::time::Duration,
     pub(crate) answer_relay: Option<Arc<dyn tessera_server::bridge::AnswerRelay>>,
     pub(crate) session_notes: Option<Arc<dyn tessera_server::bridge::SessionNotes>>,
+    pub(crate) stream_log: Option<Arc<dyn tessera_server::bridge::StreamLog>>,
     pub(crate) allowed_hosts: Vec<String>,
     pub(crate) any_host: bool,
     pub(crate) allowed_origins: Vec<String>,
@@ -94,6 +95,7 @@ impl Default for EndpointOptions {
             question_timeout: DEFAULT_QUESTION_TIMEOUT,
             answer_relay: None,
             session_notes: None,
+            stream_log: None,
             allowed_hosts: Vec::new(),
             any_host: false,
             allowed_origins: Vec::new(),
@@ -171,6 +173,15 @@ impl EndpointOptions {
     /// and hold only on the instance that took them, until it restarts.
     pub fn session_notes(mut self, notes: Arc<dyn tessera_server::bridge::SessionNotes>) -> Self {
         self.session_notes = Some(notes);
+        self
+    }
+
+    /// Where initialize-era calls' streams keep their events to be resumed
+    /// (`Last-Event-ID`): in this process by default, so a client resumes on
+    /// the instance it was on; the same shared store on every instance (e.g.
+    /// `tessera_redis::Redis::stream_log`) lets it resume on any.
+    pub fn stream_log(mut self, log: Arc<dyn tessera_server::bridge::StreamLog>) -> Self {
+        self.stream_log = Some(log);
         self
     }
 

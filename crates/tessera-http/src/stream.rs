@@ -110,6 +110,32 @@ fn escaped(text: &str) -> String {
     }
 }
 
+/// Where framed events go, held for the body to write, within the mailbox's bounds.
+#[derive(Clone)]
+pub(crate) struct FramedSink(Arc<Mutex<Mailbox>>);
+
+impl FramedSink {
+    /// Queues `event` for the body; dropped (and counted) past the bounds.
+    pub(crate) fn send(&self, event: Bytes) {
+        let Ok(mut m) = self.0.lock() else { return };
+        if m.queue.len() >= MAILBOX_LIMIT || m.bytes + event.len() > MAILBOX_BYTES {
+            m.dropped += 1;
+            if m.dropped.is_power_of_two() {
+                tracing::warn!(
+                    dropped = m.dropped,
+                    "a client is not reading its event stream: notifications dropped"
+                );
+            }
+            return;
+        }
+        m.bytes += event.len();
+        m.queue.push_back(event);
+        if let Some(w) = m.waker.take() {
+            w.wake();
+        }
+    }
+}
+
 /// A running handler, its pending notifications, and its answer once it has one.
 pub(crate) struct Running {
     future: Option<BoxFuture<'static, Handled>>,
@@ -133,28 +159,18 @@ enum Step {
 impl Running {
     /// Starts a handler: `make` gets the sink its notifications go to and returns its future.
     pub(crate) fn new(make: impl FnOnce(NotificationSink) -> BoxFuture<'static, Handled>) -> Self {
+        Self::framed(move |framed| {
+            make(NotificationSink::new(move |n| {
+                framed.send(event(&serde_json::to_vec(&n).unwrap_or_default()));
+            }))
+        })
+    }
+
+    /// Starts a future that writes events framed already (with their `id:`
+    /// lines): a resumable stream's follower.
+    pub(crate) fn framed(make: impl FnOnce(FramedSink) -> BoxFuture<'static, Handled>) -> Self {
         let mailbox = Arc::new(Mutex::new(Mailbox::default()));
-        let sender = Arc::clone(&mailbox);
-        let sink = NotificationSink::new(move |n| {
-            let n = event(&serde_json::to_vec(&n).unwrap_or_default());
-            if let Ok(mut m) = sender.lock() {
-                if m.queue.len() >= MAILBOX_LIMIT || m.bytes + n.len() > MAILBOX_BYTES {
-                    m.dropped += 1;
-                    if m.dropped.is_power_of_two() {
-                        tracing::warn!(
-                            dropped = m.dropped,
-                            "a client is not reading its event stream: notifications dropped"
-                        );
-                    }
-                    return;
-                }
-                m.bytes += n.len();
-                m.queue.push_back(n);
-                if let Some(w) = m.waker.take() {
-                    w.wake();
-                }
-            }
-        });
+        let sink = FramedSink(Arc::clone(&mailbox));
         Self {
             future: Some(make(sink)),
             answer: None,
@@ -225,6 +241,20 @@ impl Running {
         }
     }
 
+    /// Streams at once what the future writes, and no answer of its own at
+    /// the end: a resumable stream, whose follower writes every event itself.
+    pub(crate) fn stream_framed(self, log: RequestLog) -> EventStream {
+        EventStream {
+            first: None,
+            running: self,
+            log,
+            done: false,
+            answered: false,
+            keep_alive: None,
+            silence: None,
+        }
+    }
+
     /// Streams at once, and writes no answer at the end: an initialize-era
     /// session's standalone stream (notifications only; "the server MUST NOT
     /// send a JSON-RPC response on the stream"). It opens with a comment so
@@ -264,7 +294,7 @@ pub(crate) struct KeepAlive {
 /// What a silent stream writes: a comment, which event-stream readers skip.
 const KEEP_ALIVE_COMMENT: &[u8] = b": keep-alive\n\n";
 
-fn event(json: &[u8]) -> Bytes {
+pub(crate) fn event(json: &[u8]) -> Bytes {
     let mut out = Vec::with_capacity(json.len() + 22);
     out.extend_from_slice(b"event: message\ndata: ");
     out.extend_from_slice(json);

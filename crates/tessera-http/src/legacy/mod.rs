@@ -16,6 +16,7 @@
 //!   gets 404, and one without a session id (other than `initialize`) 400.
 
 mod questions;
+mod resumable;
 
 use std::sync::Arc;
 
@@ -26,15 +27,16 @@ use tessera_protocol::{
     INITIALIZE, INVALID_PARAMS, INVALID_REQUEST, JsonRpcResponse, LoggingLevel, RequestId,
 };
 use tessera_server::bridge::{
-    AnswerRelay, Bridge, LegacySession, MemorySessionNotes, NotesError, OpenedSession,
-    RelayedAnswer, STREAM_LEASE, SessionError, SessionNote, SessionNotes, Wanted, is_bridged,
-    requested_log_level,
+    AnswerRelay, Bridge, LegacySession, MemorySessionNotes, MemoryStreamLog, NotesError,
+    OpenedSession, RelayedAnswer, STREAM_LEASE, SessionError, SessionNote, SessionNotes,
+    StreamLog, Wanted, is_bridged, requested_log_level,
 };
 use tessera_server::intake::Request;
 use tessera_server::{Change, Era, Handled, RequestFacts, Resolved, ServerError};
 
 use questions::{Delivery, Questions, StreamAsker, first_of};
 pub use questions::{MAX_QUESTIONS, MAX_QUESTIONS_PER_PRINCIPAL, MAX_QUESTIONS_PER_SESSION};
+pub use resumable::{MAX_DETACHED_CALLS, POLL as RESUMED_STREAM_POLL, RETRY_MS};
 pub use tessera_server::bridge::{
     MAX_REMEMBERED_SESSIONS, MAX_SUBSCRIPTION_URI_BYTES, MAX_SUBSCRIPTIONS_PER_SESSION,
 };
@@ -54,6 +56,8 @@ pub(crate) struct Sessions {
     questions: Arc<Questions>,
     notes: Arc<dyn SessionNotes>,
     relay: Option<Arc<dyn AnswerRelay>>,
+    /// Bridged calls' streams, kept to be resumed.
+    resumable: Arc<resumable::Resumable>,
 }
 
 impl Sessions {
@@ -63,6 +67,7 @@ impl Sessions {
     pub(crate) fn new(
         relay: Option<&Arc<dyn AnswerRelay>>,
         notes: Option<Arc<dyn SessionNotes>>,
+        stream_log: Option<Arc<dyn StreamLog>>,
     ) -> Self {
         let questions = Arc::new(Questions::new(relay.map(|r| r.instance().to_owned())));
         if let Some(relay) = relay {
@@ -81,6 +86,9 @@ impl Sessions {
             questions,
             notes: notes.unwrap_or_else(|| Arc::new(MemorySessionNotes::default())),
             relay: relay.cloned(),
+            resumable: resumable::Resumable::new(
+                stream_log.unwrap_or_else(|| Arc::new(MemoryStreamLog::default())),
+            ),
         }
     }
 }
@@ -206,43 +214,48 @@ impl McpEndpoint {
     ) -> Response<McpBody> {
         let questions = Arc::clone(&self.sessions.questions);
         let patience = self.options().question_timeout;
-        self.dispatch_with(
-            request,
-            facts,
-            resolved,
-            move |server, request, facts, _| async move {
-                let id = request.id.clone();
-                let Some(stream) = facts.notifications.clone() else {
-                    return Handled {
-                        id,
-                        result: Err(ServerError::Internal {
-                            message: "no event stream to push questions on".into(),
-                        }),
-                    };
-                };
-                let asker = StreamAsker {
-                    questions,
-                    session: opened.key,
-                    caller: facts.caller_key(),
-                    stream,
-                    patience,
-                    runtime: facts.tasks.clone(),
-                };
-                let bridge = Bridge {
-                    server: &server,
-                    session: &opened.session,
-                    asker: &asker,
-                    facts,
-                    max_rounds: tessera_server::bridge::DEFAULT_MAX_ROUNDS,
-                    log_level,
-                };
-                bridge.serve(request).await.unwrap_or(Handled {
+        let session_key = opened.key.clone();
+        let serve = move |server: Arc<tessera_server::McpServer>,
+                          request: Request,
+                          facts: RequestFacts,
+                          _: Resolved| async move {
+            let id = request.id.clone();
+            let Some(stream) = facts.notifications.clone() else {
+                return Handled {
                     id,
-                    result: Err(ServerError::Cancelled),
-                })
-            },
-        )
-        .await
+                    result: Err(ServerError::Internal {
+                        message: "no event stream to push questions on".into(),
+                    }),
+                };
+            };
+            let asker = StreamAsker {
+                questions,
+                session: opened.key,
+                caller: facts.caller_key(),
+                stream,
+                patience,
+                runtime: facts.tasks.clone(),
+            };
+            let bridge = Bridge {
+                server: &server,
+                session: &opened.session,
+                asker: &asker,
+                facts,
+                max_rounds: tessera_server::bridge::DEFAULT_MAX_ROUNDS,
+                log_level,
+            };
+            bridge.serve(request).await.unwrap_or(Handled {
+                id,
+                result: Err(ServerError::Cancelled),
+            })
+        };
+        // Detached and resumable when it can be; else tied to its connection.
+        match self.dispatch_resumable(request, facts, resolved, &session_key, serve) {
+            Ok(responding) => responding.await,
+            Err((request, facts, resolved, serve)) => {
+                self.dispatch_with(request, facts, resolved, serve).await
+            }
+        }
     }
 
     /// `initialize`: the usual answer, with the session id sealed from the handshake.
@@ -393,6 +406,20 @@ impl McpEndpoint {
                 Ok(()) => reject::empty(StatusCode::OK),
                 Err(e) => refuse_note(None, e),
             };
+        }
+        if let Some(last) = head.headers.get("last-event-id") {
+            // Resuming a call's stream, not opening the standalone one.
+            let counted = match self.listen_streams.open(
+                head,
+                facts.caller_key(),
+                self.options().listen_streams_per_client,
+            ) {
+                Ok(counted) => counted,
+                Err(refused) => return refused.response(None),
+            };
+            return self
+                .resume(&opened.key, last.to_str().unwrap_or_default(), Box::new(counted))
+                .await;
         }
         if self.options().task_runtime.is_none() {
             // The stream's claim is renewed on the runtime: without one it

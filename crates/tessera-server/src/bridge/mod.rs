@@ -16,6 +16,7 @@ mod changes;
 mod relay;
 mod session;
 mod session_notes;
+mod stream_log;
 
 use serde_json::{Map, Value, json};
 use tessera_protocol::rounds::{Reply, RoundDriver, Step};
@@ -33,6 +34,10 @@ pub use session::{
 pub use session_notes::{
     MAX_REMEMBERED_SESSIONS, MAX_SUBSCRIPTION_URI_BYTES, MAX_SUBSCRIPTIONS_PER_SESSION,
     MemorySessionNotes, NotesError, NotesFuture, STREAM_LEASE, SessionNote, SessionNotes,
+};
+pub use stream_log::{
+    LoggedEvents, MAX_LOGGED_STREAMS, MAX_STREAM_BYTES, MAX_STREAM_EVENTS, MemoryStreamLog,
+    STREAM_LOG_TTL, StreamLog, StreamLogError, StreamLogFuture,
 };
 
 use crate::dispatch::{Json, check_capabilities};
