@@ -38,6 +38,14 @@ impl Form for Amount {
     const KEY: &'static str = "amount";
 }
 
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Confirm {
+    confirm: bool,
+}
+impl Form for Confirm {
+    const KEY: &'static str = "confirm";
+}
+
 fn server(bus: Arc<MemoryBus>) -> McpServer {
     let key = StateKey::from_secret_str("0123456789abcdef0123456789abcdef!").unwrap();
     McpServer::builder("session-test", "1.0.0")
@@ -48,6 +56,18 @@ fn server(bus: Arc<MemoryBus>) -> McpServer {
             |ctx: Context, args: Counter| async move {
                 let Amount { amount } = ctx.ask("How much?")?;
                 Ok::<_, HandlerError>(format!("next {}", args.current + amount))
+            },
+        ))
+        .tool(ToolDef::new(
+            "add-confirmed",
+            |ctx: Context, args: Counter| async move {
+                let Amount { amount } = ctx.ask("How much?")?;
+                let Confirm { confirm } = ctx.ask(format!("Add {amount}?"))?;
+                Ok::<_, HandlerError>(if confirm {
+                    format!("next {}", args.current + amount)
+                } else {
+                    "cancelled".to_owned()
+                })
             },
         ))
         .resource(ResourceDef::new(
@@ -143,6 +163,15 @@ impl Stream {
             self.seen.push_str(&String::from_utf8_lossy(&buf[..n]));
         }
         &self.seen
+    }
+
+    /// The last event id read so far.
+    fn last_event_id(&self) -> Option<String> {
+        self.seen
+            .lines()
+            .filter_map(|l| l.strip_prefix("id: "))
+            .last()
+            .map(str::to_owned)
     }
 
     /// The JSON-RPC messages (`data:` lines) read so far.
@@ -402,4 +431,98 @@ async fn a_subscription_is_kept_only_to_a_resource_the_caller_could_read() {
 
     let r = post(addr, &session, &subscribe(3, "test://watched")).await;
     assert_eq!(r.json()["result"], json!({}), "{}", r.body);
+}
+
+/// The 2025-11-25 transport, *Resumability and Redelivery*: "If the client
+/// wishes to resume after a disconnection … it SHOULD issue an HTTP GET to
+/// the MCP endpoint, and include the Last-Event-ID header"; "The server MAY
+/// use this header to replay messages that would have been sent after the
+/// last event ID, on the stream that was disconnected"; and for the POST's
+/// stream, "Disconnection SHOULD NOT be interpreted as the client
+/// cancelling its request."
+#[tokio::test]
+async fn a_cut_call_stream_resumes_with_last_event_id_and_the_call_goes_on() {
+    let addr = start_with(
+        server(Arc::new(MemoryBus::default())),
+        EndpointOptions::default(),
+    )
+    .await;
+    let sid = initialize(addr, None).await;
+    let session = with(&[("Mcp-Session-Id", sid.as_str())]);
+    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "add-confirmed", "arguments": {"current": 10}}});
+    let mut stream = Stream::open(addr, "POST", &session, &call.to_string()).await;
+    // "The server SHOULD immediately send an SSE event consisting of an event
+    // ID and an empty data field in order to prime the client to reconnect."
+    stream.until("retry: ").await;
+    assert!(stream.seen.contains("\nid: "), "{}", stream.seen);
+    stream.until("How much?").await;
+    let question = stream.messages().pop().unwrap();
+    let last = stream.last_event_id().expect("events carry ids");
+    let primed = format!("{}.0", last.rsplit_once('.').unwrap().0);
+    drop(stream); // the connection breaks after the question
+
+    // The answer still reaches the call, which goes on to its next question.
+    let answer = json!({"jsonrpc": "2.0", "id": question["id"], "result": {"action": "accept", "content": {"amount": 5}}});
+    let r = post(addr, &session, &answer).await;
+    assert_eq!(r.status, 202, "{}", r.body);
+
+    let resume = with(&[
+        ("Mcp-Session-Id", sid.as_str()),
+        ("Last-Event-ID", last.as_str()),
+    ]);
+    let mut resumed = Stream::open(addr, "GET", &resume, "").await;
+    resumed.until("Add 5?").await;
+    let messages = resumed.messages();
+    assert_eq!(
+        messages.len(),
+        1,
+        "only what came after {last}: {}",
+        resumed.seen
+    );
+    let confirm = messages[0].clone();
+    let r = post(
+        addr,
+        &session,
+        &json!({"jsonrpc": "2.0", "id": confirm["id"], "result": {"action": "accept", "content": {"confirm": true}}}),
+    )
+    .await;
+    assert_eq!(r.status, 202, "{}", r.body);
+    resumed.until("next 15").await;
+    let done = resumed.messages().pop().unwrap();
+    assert_eq!(done["id"], 7);
+    assert_eq!(done["result"]["content"][0]["text"], "next 15");
+
+    // From the priming event, the whole stream is replayed, in order, once.
+    let again = with(&[
+        ("Mcp-Session-Id", sid.as_str()),
+        ("Last-Event-ID", primed.as_str()),
+    ]);
+    let mut replay = Stream::open(addr, "GET", &again, "").await;
+    replay.until("next 15").await;
+    let texts: Vec<String> = replay
+        .messages()
+        .iter()
+        .map(|m| {
+            m["params"]["message"]
+                .as_str()
+                .map_or_else(|| m["id"].to_string(), str::to_owned)
+        })
+        .collect();
+    assert_eq!(texts, ["How much?", "Add 5?", "7"]);
+
+    // "The server MUST NOT replay messages that would have been delivered on a
+    // different stream": another session's client gets nothing of it.
+    let other = initialize(addr, None).await;
+    let stolen = with(&[
+        ("Mcp-Session-Id", other.as_str()),
+        ("Last-Event-ID", last.as_str()),
+    ]);
+    let r = raw(addr, "GET", "/mcp", &stolen, "").await;
+    assert_eq!(r.status, 404, "{}", r.body);
+    for made_up in ["1", "zz.1", "0123456789abcdef0123456789abcdef.1"] {
+        let h = with(&[("Mcp-Session-Id", sid.as_str()), ("Last-Event-ID", made_up)]);
+        let r = raw(addr, "GET", "/mcp", &h, "").await;
+        assert_eq!(r.status, 404, "{made_up}: {}", r.body);
+    }
 }

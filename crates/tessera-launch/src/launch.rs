@@ -365,7 +365,8 @@ impl Launch {
         let options = match &setup.redis {
             Some(redis) => options
                 .answer_relay(Arc::new(redis.answer_relay(&self.name)))
-                .session_notes(Arc::new(redis.session_notes(&self.name))),
+                .session_notes(Arc::new(redis.session_notes(&self.name)))
+                .stream_log(Arc::new(redis.stream_log(&self.name))),
             None => options,
         };
         let listener = tokio::net::TcpListener::bind(&addr)

@@ -160,6 +160,14 @@ impl Redis {
     pub fn session_notes(&self, namespace: &str) -> crate::RedisSessionNotes {
         crate::RedisSessionNotes::new(self.connection(), namespace)
     }
+
+    /// The log initialize-era call streams keep their events in, under
+    /// `tessera:{namespace}:events:`, so a client resumes its stream
+    /// (`Last-Event-ID`) on any instance. Give it to the endpoint
+    /// (`EndpointOptions::stream_log`).
+    pub fn stream_log(&self, namespace: &str) -> crate::RedisStreamLog {
+        crate::RedisStreamLog::new(self.connection(), namespace)
+    }
 }
 
 /// A connection to a single Redis or to a cluster, for commands; cheap to

@@ -45,6 +45,7 @@ mod ledger;
 mod rate_limits;
 mod relay;
 mod session_notes;
+mod stream_log;
 mod subscriber;
 mod task_store;
 
@@ -56,4 +57,5 @@ pub use rate_limits::RedisRateLimits;
 pub use redis;
 pub use relay::RedisRelay;
 pub use session_notes::RedisSessionNotes;
+pub use stream_log::RedisStreamLog;
 pub use task_store::RedisTaskStore;

@@ -4,8 +4,9 @@
 //! sealed, so any instance serves it; the answer to a pushed question is
 //! relayed to the instance whose call asked. The session's notes are shared
 //! too: its standalone stream is open on one instance only, and a DELETE on
-//! one is a 404 on every other, also after a restart. The same on a
-//! three-master Redis Cluster (`--redis-cluster`).
+//! one is a 404 on every other, also after a restart. A call's stream cut
+//! after a question resumes on another instance (`Last-Event-ID`). The same
+//! on a three-master Redis Cluster (`--redis-cluster`).
 
 use std::io::Read;
 use std::process::Command;
@@ -119,6 +120,50 @@ fn every_request_on_another_instance(redis: SharedRedis) {
             "session notes on more than one master: {keys:?}"
         );
     }
+}
+
+#[test]
+fn a_cut_call_stream_resumes_on_another_instance() {
+    resumes_on_another_instance(SharedRedis::One(RedisServer::start()));
+}
+
+#[test]
+fn a_cut_call_stream_resumes_on_another_instance_on_a_redis_cluster() {
+    resumes_on_another_instance(SharedRedis::Cluster(RedisCluster::start()));
+}
+
+/// The call runs on `a`; its stream breaks after the first question; the
+/// answer goes to `b`, the stream is resumed on `c` with `Last-Event-ID`,
+/// and the second question and the result arrive there.
+fn resumes_on_another_instance(redis: SharedRedis) {
+    let [a, b, c] = [0, 1, 2].map(|_| instance(&redis));
+    let sid = initialize(&b.addr);
+    let mut call = Call::start(&a.addr, &sid, 4);
+    let amount = call.next_message();
+    assert_eq!(amount["method"], "elicitation/create", "{amount}");
+    let last = call.last_event_id().expect("the call's events carry ids");
+    drop(call);
+
+    let (status, reply) = post(&b.addr, Some(&sid), &accept(&amount, json!({"amount": 5})));
+    assert_eq!(status, 202, "{reply}");
+    let mut resumed = Call::resume(&c.addr, &sid, &last);
+    let confirm = resumed.next_message();
+    assert_eq!(
+        confirm["params"]["message"], "Increase 10 by 5?",
+        "{confirm}"
+    );
+    let (status, reply) = post(
+        &c.addr,
+        Some(&sid),
+        &accept(&confirm, json!({"confirm": true})),
+    );
+    assert_eq!(status, 202, "{reply}");
+    let done = resumed.next_message();
+    assert_eq!(done["id"], 4, "{done}");
+    assert_eq!(
+        done["result"]["content"][0]["text"], "Counter increased by 5; next value is 15",
+        "{done}"
+    );
 }
 
 #[test]

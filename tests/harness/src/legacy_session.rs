@@ -9,6 +9,17 @@ use serde_json::{Value, json};
 
 /// One HTTP/1.1 request on its own connection; the stream is returned unread.
 pub fn send(addr: &str, method: &str, session: Option<&str>, body: &Value) -> TcpStream {
+    send_with(addr, method, session, body, &[])
+}
+
+/// [`send`] with `extra` headers.
+pub fn send_with(
+    addr: &str,
+    method: &str,
+    session: Option<&str>,
+    body: &Value,
+    extra: &[(&str, &str)],
+) -> TcpStream {
     let body = if method == "POST" {
         body.to_string()
     } else {
@@ -24,6 +35,9 @@ pub fn send(addr: &str, method: &str, session: Option<&str>, body: &Value) -> Tc
         req.push_str(&format!(
             "Mcp-Session-Id: {sid}\r\nMCP-Protocol-Version: 2025-11-25\r\n"
         ));
+    }
+    for (name, value) in extra {
+        req.push_str(&format!("{name}: {value}\r\n"));
     }
     req.push_str("\r\n");
     req.push_str(&body);
@@ -80,6 +94,30 @@ impl Call {
             seen: String::new(),
             taken: 0,
         }
+    }
+
+    /// Resumes a call's stream after event `last_event_id` (GET with `Last-Event-ID`).
+    pub fn resume(addr: &str, session: &str, last_event_id: &str) -> Self {
+        Self {
+            stream: send_with(
+                addr,
+                "GET",
+                Some(session),
+                &Value::Null,
+                &[("Last-Event-ID", last_event_id)],
+            ),
+            seen: String::new(),
+            taken: 0,
+        }
+    }
+
+    /// The id of the last event read so far.
+    pub fn last_event_id(&self) -> Option<String> {
+        self.seen
+            .lines()
+            .filter_map(|l| l.strip_prefix("id: "))
+            .last()
+            .map(str::to_owned)
     }
 
     /// The next JSON-RPC message on the stream.

@@ -28,8 +28,8 @@ use tessera_protocol::{
 };
 use tessera_server::bridge::{
     AnswerRelay, Bridge, LegacySession, MemorySessionNotes, MemoryStreamLog, NotesError,
-    OpenedSession, RelayedAnswer, STREAM_LEASE, SessionError, SessionNote, SessionNotes,
-    StreamLog, Wanted, is_bridged, requested_log_level,
+    OpenedSession, RelayedAnswer, STREAM_LEASE, SessionError, SessionNote, SessionNotes, StreamLog,
+    Wanted, is_bridged, requested_log_level,
 };
 use tessera_server::intake::Request;
 use tessera_server::{Change, Era, Handled, RequestFacts, Resolved, ServerError};
@@ -418,7 +418,11 @@ impl McpEndpoint {
                 Err(refused) => return refused.response(None),
             };
             return self
-                .resume(&opened.key, last.to_str().unwrap_or_default(), Box::new(counted))
+                .resume(
+                    &opened.key,
+                    last.to_str().unwrap_or_default(),
+                    Box::new(counted),
+                )
                 .await;
         }
         if self.options().task_runtime.is_none() {

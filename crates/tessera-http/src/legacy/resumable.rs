@@ -116,7 +116,13 @@ impl Resumable {
     }
 
     /// Appends `message` to `key`'s log (three tries), then wakes its followers here.
-    async fn append(&self, key: &str, message: &[u8], last: bool, runtime: &dyn tessera_server::TaskRuntime) {
+    async fn append(
+        &self,
+        key: &str,
+        message: &[u8],
+        last: bool,
+        runtime: &dyn tessera_server::TaskRuntime,
+    ) {
         for attempt in 0..3 {
             match self.log.append(key, message, last).await {
                 Ok(_) => break,
@@ -185,15 +191,19 @@ impl McpEndpoint {
         resolved: Resolved,
         session_key: &str,
         serve: S,
-    ) -> Result<impl Future<Output = Response<McpBody>> + Send + 'static, (Request, RequestFacts, Resolved, S)>
+    ) -> Result<
+        impl Future<Output = Response<McpBody>> + Send + 'static,
+        (Request, RequestFacts, Resolved, S),
+    >
     where
         S: FnOnce(Arc<McpServer>, Request, RequestFacts, Resolved) -> F + Send + 'static,
         F: Future<Output = Handled> + Send + 'static,
     {
         let resumable = Arc::clone(&self.sessions.resumable);
-        let (Some(runtime), Some(stream)) =
-            (self.options().task_runtime.clone(), tessera_state::random_id())
-        else {
+        let (Some(runtime), Some(stream)) = (
+            self.options().task_runtime.clone(),
+            tessera_state::random_id(),
+        ) else {
             return Err((request, facts, resolved, serve));
         };
         let Some(place) = resumable.detach() else {
@@ -218,7 +228,8 @@ impl McpEndpoint {
                 if o.queue.len() >= QUEUED {
                     return;
                 }
-                o.queue.push_back(serde_json::to_vec(&n).unwrap_or_default());
+                o.queue
+                    .push_back(serde_json::to_vec(&n).unwrap_or_default());
                 if let Some(w) = o.waker.take() {
                     w.wake();
                 }
@@ -240,20 +251,27 @@ impl McpEndpoint {
         });
         // The call and the writer of its log: detached, on the runtime.
         let writer = {
-            let (resumable, key, runtime) = (Arc::clone(&resumable), key.clone(), Arc::clone(&runtime));
+            let (resumable, key, runtime) =
+                (Arc::clone(&resumable), key.clone(), Arc::clone(&runtime));
             async move {
                 let _place = place;
                 let mut handler = std::pin::pin!(handler);
                 let mut answer = None;
                 loop {
-                    let next = outbox.lock().unwrap_or_else(PoisonError::into_inner).queue.pop_front();
+                    let next = outbox
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .queue
+                        .pop_front();
                     if let Some(message) = next {
                         resumable.append(&key, &message, false, &*runtime).await;
                         continue;
                     }
                     if let Some(handled) = answer.take() {
                         let handled: Handled = handled;
-                        resumable.append(&key, &handled.to_bytes(), true, &*runtime).await;
+                        resumable
+                            .append(&key, &handled.to_bytes(), true, &*runtime)
+                            .await;
                         break;
                     }
                     std::future::poll_fn(|cx| {
@@ -335,10 +353,24 @@ impl McpEndpoint {
                 );
             }
         }
-        let log = RequestLog::new("GET", None, &RequestId::from(0), self.options().access_log.as_ref());
-        follower(resumable, key, stream.to_owned(), after, RequestId::from(0), runtime, log, hold)
-            .keeping_alive(self.keep_alive())
-            .into_response()
+        let log = RequestLog::new(
+            "GET",
+            None,
+            &RequestId::from(0),
+            self.options().access_log.as_ref(),
+        );
+        follower(
+            resumable,
+            key,
+            stream.to_owned(),
+            after,
+            RequestId::from(0),
+            runtime,
+            log,
+            hold,
+        )
+        .keeping_alive(self.keep_alive())
+        .into_response()
     }
 }
 
@@ -385,7 +417,9 @@ fn follower(
                     event_id(&stream, 0)
                 )));
             }
-            resumable.follow(&key, &stream, after, &sink, &*runtime).await;
+            resumable
+                .follow(&key, &stream, after, &sink, &*runtime)
+                .await;
             Handled {
                 id,
                 result: Err(ServerError::Cancelled),
@@ -403,13 +437,21 @@ mod tests {
     fn only_our_event_ids_are_read() {
         let stream = "0123456789abcdef0123456789abcdef";
         assert_eq!(parse_event_id(&event_id(stream, 7)), Some((stream, 7)));
-        for bad in ["", "7", "abc.7", &format!("{stream}.x"), &format!("{stream}7")] {
+        for bad in [
+            "",
+            "7",
+            "abc.7",
+            &format!("{stream}.x"),
+            &format!("{stream}7"),
+        ] {
             assert_eq!(parse_event_id(bad), None, "{bad}");
         }
         let framed = framed(stream, 3, br#"{"jsonrpc":"2.0"}"#);
         assert_eq!(
             framed,
-            Bytes::from(format!("id: {stream}.3\nevent: message\ndata: {{\"jsonrpc\":\"2.0\"}}\n\n"))
+            Bytes::from(format!(
+                "id: {stream}.3\nevent: message\ndata: {{\"jsonrpc\":\"2.0\"}}\n\n"
+            ))
         );
     }
 }

@@ -56,8 +56,12 @@ pub type StreamLogFuture<'a, T> = BoxFuture<'a, Result<T, StreamLogError>>;
 pub trait StreamLog: Send + Sync + 'static {
     /// Appends `event` (one JSON-RPC message) to `stream`, `last` when it is
     /// the response that ends it; answers its number.
-    fn append<'a>(&'a self, stream: &'a str, event: &'a [u8], last: bool)
-    -> StreamLogFuture<'a, u64>;
+    fn append<'a>(
+        &'a self,
+        stream: &'a str,
+        event: &'a [u8],
+        last: bool,
+    ) -> StreamLogFuture<'a, u64>;
 
     /// The events of `stream` after number `after` that are still kept, or
     /// `None` for a stream not kept (never appended to, or forgotten).
@@ -174,7 +178,10 @@ mod tests {
         for _ in 0..MAX_STREAM_EVENTS + 10 {
             now(log.append("s", b"x", false));
         }
-        assert_eq!(now(log.append("s", b"end", true)), MAX_STREAM_EVENTS as u64 + 13);
+        assert_eq!(
+            now(log.append("s", b"end", true)),
+            MAX_STREAM_EVENTS as u64 + 13
+        );
         let read = now(log.read_after("s", 0)).unwrap();
         assert_eq!(read.events.len(), MAX_STREAM_EVENTS);
         assert!(read.finished);
