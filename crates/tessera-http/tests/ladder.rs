@@ -147,7 +147,8 @@ async fn the_happy_path_and_flow() {
         ("Mcp-Name", "=?base64?aW5jcmVhc2UtY291bnRlcg==?="),
     ]);
     assert_eq!(post(addr, &h, &call(None)).await.status, 200);
-    // Stale session ids and Last-Event-ID are ignored.
+    // Stale session ids and Last-Event-ID are ignored (2026-07-28 transport:
+    // "A `Last-Event-ID` header: ignore it; streams are not resumable").
     let h = with(&[
         ("Mcp-Method", "tools/list"),
         ("Mcp-Session-Id", "stale-123"),
