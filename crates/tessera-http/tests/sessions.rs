@@ -169,8 +169,8 @@ impl Stream {
     fn last_event_id(&self) -> Option<String> {
         self.seen
             .lines()
-            .filter_map(|l| l.strip_prefix("id: "))
-            .last()
+            .rev()
+            .find_map(|l| l.strip_prefix("id: "))
             .map(str::to_owned)
     }
 

@@ -115,8 +115,8 @@ impl Call {
     pub fn last_event_id(&self) -> Option<String> {
         self.seen
             .lines()
-            .filter_map(|l| l.strip_prefix("id: "))
-            .last()
+            .rev()
+            .find_map(|l| l.strip_prefix("id: "))
             .map(str::to_owned)
     }
 

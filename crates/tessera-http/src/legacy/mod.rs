@@ -250,11 +250,12 @@ impl McpEndpoint {
             })
         };
         // Detached and resumable when it can be; else tied to its connection.
-        match self.dispatch_resumable(request, facts, resolved, &session_key, serve) {
-            Ok(responding) => responding.await,
-            Err((request, facts, resolved, serve)) => {
-                self.dispatch_with(request, facts, resolved, serve).await
+        match self.detachment() {
+            Some(detachment) => {
+                self.dispatch_detached(detachment, request, facts, resolved, &session_key, serve)
+                    .await
             }
+            None => self.dispatch_with(request, facts, resolved, serve).await,
         }
     }
 

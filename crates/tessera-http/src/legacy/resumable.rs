@@ -59,6 +59,13 @@ pub(crate) struct Resumable {
 /// A place among the detached calls, given back when the call ends.
 struct Detached(Arc<Resumable>);
 
+/// What a call needs to run detached: where, its stream's name, its place.
+pub(crate) struct Detachment {
+    runtime: Arc<dyn tessera_server::TaskRuntime>,
+    stream: String,
+    place: Detached,
+}
+
 impl Drop for Detached {
     fn drop(&mut self) {
         self.0.detached.fetch_sub(1, Ordering::AcqRel);
@@ -181,34 +188,41 @@ struct Outbox {
 }
 
 impl McpEndpoint {
+    /// A place for one more call detached from its connection, when there
+    /// is a runtime to run it on, randomness to name its stream, and fewer
+    /// than [`MAX_DETACHED_CALLS`] running.
+    pub(crate) fn detachment(&self) -> Option<Detachment> {
+        let runtime = self.options().task_runtime.clone()?;
+        let stream = tessera_state::random_id()?;
+        let place = self.sessions.resumable.detach()?;
+        Some(Detachment {
+            runtime,
+            stream,
+            place,
+        })
+    }
+
     /// Serves a bridged call detached from its connection, its stream
-    /// resumable; `None` when it cannot be (no runtime, no randomness, as
-    /// many detached calls as may be): then it is served as before.
-    pub(crate) fn dispatch_resumable<S, F>(
+    /// resumable.
+    pub(crate) async fn dispatch_detached<S, F>(
         &self,
+        detachment: Detachment,
         request: Request,
         facts: RequestFacts,
         resolved: Resolved,
         session_key: &str,
         serve: S,
-    ) -> Result<
-        impl Future<Output = Response<McpBody>> + Send + 'static,
-        (Request, RequestFacts, Resolved, S),
-    >
+    ) -> Response<McpBody>
     where
         S: FnOnce(Arc<McpServer>, Request, RequestFacts, Resolved) -> F + Send + 'static,
         F: Future<Output = Handled> + Send + 'static,
     {
         let resumable = Arc::clone(&self.sessions.resumable);
-        let (Some(runtime), Some(stream)) = (
-            self.options().task_runtime.clone(),
-            tessera_state::random_id(),
-        ) else {
-            return Err((request, facts, resolved, serve));
-        };
-        let Some(place) = resumable.detach() else {
-            return Err((request, facts, resolved, serve));
-        };
+        let Detachment {
+            runtime,
+            stream,
+            place,
+        } = detachment;
         let key = format!("{session_key}/{stream}");
         let log = RequestLog::new(
             &request.method,
@@ -301,19 +315,24 @@ impl McpEndpoint {
             }
         };
         runtime.spawn(Box::pin(writer));
-        let keep_alive = self.keep_alive();
-        Ok(async move {
-            // JSON when the first thing logged is the response; else a stream.
-            let first = first_logged(&resumable, &key, &*runtime).await;
-            if let Some(only) = first {
+        // JSON when the first thing logged is the response; else a stream.
+        match first_logged(&resumable, &key, &*runtime).await {
+            Begins::Answered(only) => {
                 let mut log = log;
                 log.finish(StatusCode::OK, "complete", None);
                 return reject::json(StatusCode::OK, only);
             }
-            follower(resumable, key, stream, 0, id, runtime, log, Box::new(()))
-                .keeping_alive(keep_alive)
-                .into_response()
-        })
+            Begins::Lost => {
+                return reject::unavailable(
+                    "Service Unavailable: the call's stream could not be kept; call again",
+                    1,
+                );
+            }
+            Begins::Streams => {}
+        }
+        follower(resumable, key, stream, 0, id, runtime, log, Box::new(()))
+            .keeping_alive(self.keep_alive())
+            .into_response()
     }
 
     /// A GET with `Last-Event-ID`: the call stream it names, resumed after
@@ -374,19 +393,35 @@ impl McpEndpoint {
     }
 }
 
-/// The response, when it is the first event logged (the call asked nothing
-/// and said nothing); `None` once something else was logged first.
+/// How a detached call's stream begins.
+enum Begins {
+    /// With its response, logged first (the call asked and said nothing).
+    Answered(Vec<u8>),
+    /// With something else: it streams.
+    Streams,
+    /// The call ended here and nothing of it reached the log (unavailable).
+    Lost,
+}
+
+/// Waits for the first event of `key`, which the call on this instance logs.
 async fn first_logged(
     resumable: &Resumable,
     key: &str,
     runtime: &dyn tessera_server::TaskRuntime,
-) -> Option<Vec<u8>> {
+) -> Begins {
     loop {
         let listener = resumable.wakeup(key).map(|w| w.listen());
-        if let Ok(Some(read)) = resumable.log.read_after(key, 0).await
-            && let Some((_, first)) = read.events.first()
-        {
-            return (read.finished && read.events.len() == 1).then(|| first.clone());
+        match resumable.log.read_after(key, 0).await {
+            Ok(Some(read)) if !read.events.is_empty() => {
+                let alone = read.finished && read.events.len() == 1;
+                return match read.events.into_iter().next() {
+                    // Finished with one event: that one is the response.
+                    Some((_, only)) if alone => Begins::Answered(only),
+                    _ => Begins::Streams,
+                };
+            }
+            _ if listener.is_none() => return Begins::Lost,
+            _ => {}
         }
         match listener {
             Some(listener) => drop(first_of(listener, runtime.sleep(POLL)).await),
