@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use tessera_protocol::LoggingLevel;
 use tessera_redis::Redis;
-use tessera_server::bridge::{AnswerRelay, NotesError, RelayedAnswer, SessionNotes};
+use tessera_server::bridge::{AnswerRelay, NotesError, RelayedAnswer, SessionNotes, StreamLog};
 use tessera_server::middleware::{RateDecision, RateLimitStore};
 use tessera_server::{BusEvent, Change, ChangeBus, NewTask, TaskStore};
 use tessera_state::{LedgerError, TicketLedger};
@@ -202,6 +202,25 @@ async fn every_shared_part_works_on_a_cluster_and_its_keys_spread_over_the_maste
     assert!(
         sessions.iter().filter(|n| **n > 0).count() > 1,
         "session notes spread over the masters: {sessions:?}"
+    );
+
+    // Call streams' events: appended on one client, resumed on the other.
+    let (la, lb) = (a.stream_log("t"), b.stream_log("t"));
+    assert_eq!(lb.read_after("s/1", 0).await.unwrap(), None);
+    assert_eq!(la.append("s/1", b"question", false).await.unwrap(), 1);
+    assert_eq!(la.append("s/1", b"result", true).await.unwrap(), 2);
+    let read = lb.read_after("s/1", 1).await.unwrap().unwrap();
+    assert_eq!(read.events, vec![(2, b"result".to_vec())]);
+    assert!(read.finished);
+    for i in 0..16 {
+        la.append(&format!("spread/{i}"), b"x", false)
+            .await
+            .unwrap();
+    }
+    let streams = cluster.keys_per_master("tessera:t:events:*");
+    assert!(
+        streams.iter().filter(|n| **n > 0).count() > 1,
+        "stream logs spread over the masters: {streams:?}"
     );
 }
 

@@ -1,4 +1,5 @@
-//! The ledger and the bus against a real `redis-server`, including an outage.
+//! The ledger, the bus and the stream log against a real `redis-server`,
+//! including an outage.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -191,4 +192,38 @@ async fn a_redemption_answered_too_late_does_not_burn_its_ticket() {
         ledger.consume("slow", in_ten_minutes()).await,
         Err(LedgerError::AlreadyUsed)
     ));
+}
+
+/// A call stream's events on one Redis: numbered, bounded to the last
+/// `MAX_STREAM_EVENTS` (the response always kept), read after a number,
+/// and expiring.
+#[tokio::test]
+async fn a_call_streams_events_are_numbered_bounded_and_expire() {
+    use tessera_server::bridge::{MAX_STREAM_EVENTS, StreamLog as _};
+    let server = RedisServer::start();
+    let redis = Redis::connect(&server.url()).await.unwrap();
+    let log = redis.stream_log("t");
+    for i in 0..MAX_STREAM_EVENTS + 5 {
+        log.append("sess/stream", format!("event {i}").as_bytes(), false)
+            .await
+            .unwrap();
+    }
+    let n = log
+        .append("sess/stream", b"the result", true)
+        .await
+        .unwrap();
+    assert_eq!(n, MAX_STREAM_EVENTS as u64 + 6);
+    let all = log.read_after("sess/stream", 0).await.unwrap().unwrap();
+    assert_eq!(all.events.len(), MAX_STREAM_EVENTS);
+    assert!(all.finished);
+    assert_eq!(all.events.last().unwrap(), &(n, b"the result".to_vec()));
+    let after = log.read_after("sess/stream", n - 2).await.unwrap().unwrap();
+    assert_eq!(after.events.len(), 2);
+    let mut conn = redis.connection();
+    let ttl: i64 = tessera_redis::redis::cmd("PTTL")
+        .arg("tessera:t:events:{sess/stream}:meta")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert!(ttl > 0 && ttl <= 600_000, "{ttl}");
 }
