@@ -283,6 +283,7 @@ impl McpEndpoint {
                     }
                     if let Some(handled) = answer.take() {
                         let handled: Handled = handled;
+                        // The response, last: it ends the stream for every follower.
                         resumable
                             .append(&key, &handled.to_bytes(), true, &*runtime)
                             .await;
@@ -302,10 +303,7 @@ impl McpEndpoint {
                         }
                     })
                     .await;
-                    if answer.is_some() {
-                        // Messages said before the answer are logged first.
-                        continue;
-                    }
+                    // Messages said before the answer are logged before it.
                 }
                 resumable
                     .wakeups
