@@ -77,7 +77,8 @@ pub fn print_skills(skills: &[SkillEntry]) {
             SkillResources::Manifest(files) => format!(
                 "{} files, {} bytes",
                 files.len(),
-                files.iter().map(|f| f.size).sum::<u64>()
+                tessera_protocol::manifest_bytes(files)
+                    .map_or_else(|| "too many".to_owned(), |b| b.to_string())
             ),
             SkillResources::Dynamic(_) => "dynamic".to_owned(),
         };

@@ -36,6 +36,45 @@ pub struct McpEndpoint {
     pub(crate) listen_streams: Arc<crate::listen_streams::ListenStreams>,
 }
 
+/// A request ready to be served ([`McpEndpoint::prepare`]).
+pub(crate) struct Prepared {
+    server: Arc<McpServer>,
+    registration: crate::in_flight::Registration,
+    observed: tessera_server::telemetry::Observation,
+}
+
+impl Prepared {
+    /// Serves `request` with `serve`, its notifications to `sink`: observed,
+    /// and stopped by `notifications/cancelled` (answered `Cancelled` then).
+    pub(crate) fn serve<S, F>(
+        self,
+        request: Request,
+        facts: RequestFacts,
+        resolved: Resolved,
+        serve: S,
+        sink: tessera_server::NotificationSink,
+    ) -> impl std::future::Future<Output = tessera_server::Handled> + Send + 'static
+    where
+        S: FnOnce(Arc<McpServer>, Request, RequestFacts, Resolved) -> F + Send + 'static,
+        F: std::future::Future<Output = tessera_server::Handled> + Send + 'static,
+    {
+        let Self {
+            server,
+            registration,
+            observed,
+        } = self;
+        let id = request.id.clone();
+        let facts = facts.with_notifications(sink);
+        observed.run(async move {
+            let served = registration.run(serve(server, request, facts, resolved));
+            served.await.unwrap_or(tessera_server::Handled {
+                id,
+                result: Err(tessera_server::ServerError::Cancelled),
+            })
+        })
+    }
+}
+
 impl McpEndpoint {
     /// An endpoint for `server` with `options`.
     pub fn new(server: Arc<McpServer>, options: EndpointOptions) -> Self {
@@ -519,20 +558,38 @@ impl McpEndpoint {
             self.options.access_log.as_ref(),
         );
         let legacy = facts.legacy_version().is_some();
-        let server = Arc::clone(&self.server);
-        let id = request.id.clone();
-        let registration = self.in_flight.register(facts.principal.as_deref(), &id);
-        let observed = server.observe(&request, &facts, &resolved);
+        let prepared = self.prepare(&request, &facts, &resolved);
         let running = Running::new(move |sink| {
-            let facts = facts.with_notifications(sink);
-            Box::pin(observed.run(async move {
-                let served = registration.run(serve(server, request, facts, resolved));
-                served.await.unwrap_or(tessera_server::Handled {
-                    id,
-                    result: Err(tessera_server::ServerError::Cancelled),
-                })
-            }))
+            Box::pin(prepared.serve(request, facts, resolved, serve, sink))
         });
+        self.respond_running(running, log, legacy).await
+    }
+
+    /// What serving a request needs of the endpoint: its registration for
+    /// `notifications/cancelled` and its observation (span, metrics).
+    pub(crate) fn prepare(
+        &self,
+        request: &Request,
+        facts: &RequestFacts,
+        resolved: &Resolved,
+    ) -> Prepared {
+        Prepared {
+            server: Arc::clone(&self.server),
+            registration: self
+                .in_flight
+                .register(facts.principal.as_deref(), &request.id),
+            observed: self.server.observe(request, facts, resolved),
+        }
+    }
+
+    /// The response of a running request: its answer as JSON when it
+    /// answered before saying anything, else its event stream.
+    pub(crate) async fn respond_running(
+        &self,
+        running: Running,
+        log: RequestLog,
+        legacy: bool,
+    ) -> Response<McpBody> {
         match running.start(log).await {
             Start::Answered(handled, mut log) => {
                 // Initialize-era clients expect JSON-RPC errors in a 200 answer.

@@ -117,8 +117,30 @@ pub(crate) struct FramedSink(Arc<Mutex<Mailbox>>);
 impl FramedSink {
     /// Queues `event` for the body; dropped (and counted) past the bounds.
     pub(crate) fn send(&self, event: Bytes) {
+        self.queue(event, false);
+    }
+
+    /// Queues `event`, the stream's last, whatever the bounds.
+    pub(crate) fn send_last(&self, event: Bytes) {
+        self.queue(event, true);
+    }
+
+    /// Whether the body has written enough that another event fits.
+    pub(crate) fn has_room(&self) -> bool {
+        self.0
+            .lock()
+            .is_ok_and(|m| m.queue.len() < MAILBOX_LIMIT / 2 && m.bytes < MAILBOX_BYTES / 2)
+    }
+
+    /// A handle that does not keep the body's mailbox alive: once the
+    /// connection is gone, sending through it does nothing.
+    pub(crate) fn downgrade(&self) -> WeakFramedSink {
+        WeakFramedSink(Arc::downgrade(&self.0))
+    }
+
+    fn queue(&self, event: Bytes, last: bool) {
         let Ok(mut m) = self.0.lock() else { return };
-        if m.queue.len() >= MAILBOX_LIMIT || m.bytes + event.len() > MAILBOX_BYTES {
+        if !last && (m.queue.len() >= MAILBOX_LIMIT || m.bytes + event.len() > MAILBOX_BYTES) {
             m.dropped += 1;
             if m.dropped.is_power_of_two() {
                 tracing::warn!(
@@ -133,6 +155,17 @@ impl FramedSink {
         if let Some(w) = m.waker.take() {
             w.wake();
         }
+    }
+}
+
+/// A [`FramedSink`] of a body that may be gone.
+#[derive(Clone, Default)]
+pub(crate) struct WeakFramedSink(std::sync::Weak<Mutex<Mailbox>>);
+
+impl WeakFramedSink {
+    /// The sink, while its body is still being written.
+    pub(crate) fn upgrade(&self) -> Option<FramedSink> {
+        self.0.upgrade().map(FramedSink)
     }
 }
 

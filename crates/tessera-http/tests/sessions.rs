@@ -519,10 +519,16 @@ async fn a_cut_call_stream_resumes_with_last_event_id_and_the_call_goes_on() {
         ("Last-Event-ID", last.as_str()),
     ]);
     let r = raw(addr, "GET", "/mcp", &stolen, "").await;
-    assert_eq!(r.status, 404, "{}", r.body);
+    // 400, not 404: "a 404 on a request with a session ID means the session is gone".
+    assert_eq!(r.status, 400, "{}", r.body);
     for made_up in ["1", "zz.1", "0123456789abcdef0123456789abcdef.1"] {
         let h = with(&[("Mcp-Session-Id", sid.as_str()), ("Last-Event-ID", made_up)]);
         let r = raw(addr, "GET", "/mcp", &h, "").await;
-        assert_eq!(r.status, 404, "{made_up}: {}", r.body);
+        assert_eq!(r.status, 400, "{made_up}: {}", r.body);
+        assert!(
+            r.body.contains("names no stream of this session"),
+            "{}",
+            r.body
+        );
     }
 }

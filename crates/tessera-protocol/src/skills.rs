@@ -179,6 +179,93 @@ pub fn is_skill_name(name: &str) -> bool {
         && !name.contains("--")
 }
 
+/// The bytes of every file of a manifest, or `None` past `u64::MAX` (a
+/// server's sizes are summed without overflowing).
+pub fn manifest_bytes(files: &[SkillFile]) -> Option<u64> {
+    files
+        .iter()
+        .try_fold(0u64, |sum, f| sum.checked_add(f.size))
+}
+
+/// Whether `segment` is one a skill path or file path may have: not empty,
+/// `.` or `..`, and only characters a URI carries unescaped (RFC 3986
+/// unreserved: letters, digits, `-`, `.`, `_`, `~`).
+pub fn is_plain_segment(segment: &str) -> bool {
+    !segment.is_empty()
+        && segment != "."
+        && segment != ".."
+        && segment
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~'))
+}
+
+/// Checks an entry as a host must before loading its skill: a `uri` ending
+/// in `/SKILL.md` whose last path segment is the frontmatter `name` (under
+/// the naming rules); a manifest (not `"dynamic"`) that lists that
+/// `SKILL.md`, and otherwise only files under the skill's directory, each
+/// once, with no `.` or `..` segment; within [`MAX_SKILL_FILES`] and
+/// [`MAX_SKILL_BYTES`]. Answers the manifest, or why the entry is refused.
+pub fn checked_manifest(entry: &SkillEntry) -> Result<&[SkillFile], String> {
+    let uri = &entry.uri;
+    let name = entry
+        .frontmatter
+        .get("name")
+        .and_then(serde_json::Value::as_str);
+    let named = skill_name_of(uri);
+    if named.is_none() || named != name || !name.is_some_and(is_skill_name) {
+        return Err(format!(
+            "{uri}: the last segment of its path must be its frontmatter name ({name:?}), \
+             under the Agent Skills naming rules"
+        ));
+    }
+    let SkillResources::Manifest(files) = &entry.resources else {
+        return Err(format!(
+            "{uri} is published as \"dynamic\": it has no manifest to verify its content against"
+        ));
+    };
+    if files.len() > MAX_SKILL_FILES {
+        return Err(format!(
+            "{uri} lists {} files, more than the {MAX_SKILL_FILES} a host must accept",
+            files.len()
+        ));
+    }
+    match manifest_bytes(files) {
+        Some(total) if total <= MAX_SKILL_BYTES => {}
+        total => {
+            return Err(format!(
+                "{uri} holds {} bytes, more than the {MAX_SKILL_BYTES} a host must accept",
+                total.map_or_else(|| "more than 2^64".to_owned(), |t| t.to_string())
+            ));
+        }
+    }
+    let root = uri.strip_suffix("/SKILL.md").unwrap_or(uri);
+    let mut seen = std::collections::BTreeSet::new();
+    for file in files {
+        let inside = file.uri == *uri
+            || file
+                .uri
+                .strip_prefix(root)
+                .and_then(|rest| rest.strip_prefix('/'))
+                .is_some_and(|rest| {
+                    rest.split('/')
+                        .all(|s| !s.is_empty() && s != "." && s != "..")
+                });
+        if !inside {
+            return Err(format!(
+                "{uri}: its manifest lists {}, outside the skill",
+                file.uri
+            ));
+        }
+        if !seen.insert(file.uri.as_str()) {
+            return Err(format!("{uri}: its manifest lists {} twice", file.uri));
+        }
+    }
+    if !seen.contains(uri.as_str()) {
+        return Err(format!("{uri}: its manifest does not list its SKILL.md"));
+    }
+    Ok(files)
+}
+
 /// Why a `SKILL.md` has no frontmatter this extension can use.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
@@ -297,6 +384,61 @@ mod tests {
             "---\nname: [a\n---\n",
         ] {
             assert!(skill_frontmatter(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_host_checks_the_entry_before_it_loads_anything() {
+        let entry = |uri: &str, name: &str, files: &[(&str, u64)]| SkillEntry {
+            uri: uri.to_owned(),
+            frontmatter: json!({"name": name, "description": "d"})
+                .as_object()
+                .unwrap()
+                .clone(),
+            resources: SkillResources::Manifest(
+                files
+                    .iter()
+                    .map(|(u, size)| SkillFile {
+                        uri: (*u).to_owned(),
+                        digest: String::new(),
+                        size: *size,
+                    })
+                    .collect(),
+            ),
+        };
+        let md = "skill://a/b/SKILL.md";
+        assert!(checked_manifest(&entry(md, "b", &[(md, 1), ("skill://a/b/x/y.md", 2)])).is_ok());
+        for (bad, why) in [
+            (entry(md, "c", &[(md, 1)]), "frontmatter name"),
+            (
+                entry("skill://a/b/SKILL.md/SKILL.md", "SKILL.md", &[]),
+                "frontmatter name",
+            ),
+            (
+                entry(md, "b", &[("skill://a/b/x.md", 1)]),
+                "does not list its SKILL.md",
+            ),
+            (
+                entry(md, "b", &[(md, 1), ("skill://a/other/SKILL.md", 1)]),
+                "outside",
+            ),
+            (
+                entry(md, "b", &[(md, 1), ("skill://a/b/../c/x", 1)]),
+                "outside",
+            ),
+            (
+                entry(md, "b", &[(md, 1), ("https://evil.example/x", 1)]),
+                "outside",
+            ),
+            (entry(md, "b", &[(md, 1), (md, 1)]), "twice"),
+            (
+                entry(md, "b", &[(md, u64::MAX), ("skill://a/b/x", 2)]),
+                "more than 2^64",
+            ),
+            (entry(md, "b", &[(md, MAX_SKILL_BYTES + 1)]), "bytes"),
+        ] {
+            let e = checked_manifest(&bad).unwrap_err();
+            assert!(e.contains(why), "{e} (expected {why:?})");
         }
     }
 

@@ -207,13 +207,13 @@ async fn every_shared_part_works_on_a_cluster_and_its_keys_spread_over_the_maste
     // Call streams' events: appended on one client, resumed on the other.
     let (la, lb) = (a.stream_log("t"), b.stream_log("t"));
     assert_eq!(lb.read_after("s/1", 0).await.unwrap(), None);
-    assert_eq!(la.append("s/1", b"question", false).await.unwrap(), 1);
-    assert_eq!(la.append("s/1", b"result", true).await.unwrap(), 2);
+    la.append("s/1", 1, b"question", false).await.unwrap();
+    la.append("s/1", 2, b"result", true).await.unwrap();
     let read = lb.read_after("s/1", 1).await.unwrap().unwrap();
     assert_eq!(read.events, vec![(2, b"result".to_vec())]);
     assert!(read.finished);
     for i in 0..16 {
-        la.append(&format!("spread/{i}"), b"x", false)
+        la.append(&format!("spread/{i}"), 1, b"x", false)
             .await
             .unwrap();
     }

@@ -194,31 +194,53 @@ async fn a_redemption_answered_too_late_does_not_burn_its_ticket() {
     ));
 }
 
-/// A call stream's events on one Redis: numbered, bounded to the last
-/// `MAX_STREAM_EVENTS` (the response always kept), read after a number,
-/// and expiring.
+/// A call stream's events on one Redis: kept by number (a retried append
+/// changes nothing), bounded to the last `MAX_STREAM_EVENTS` (the response
+/// always kept), read after a number (also across a gap), and expiring.
 #[tokio::test]
 async fn a_call_streams_events_are_numbered_bounded_and_expire() {
     use tessera_server::bridge::{MAX_STREAM_EVENTS, StreamLog as _};
     let server = RedisServer::start();
     let redis = Redis::connect(&server.url()).await.unwrap();
     let log = redis.stream_log("t");
-    for i in 0..MAX_STREAM_EVENTS + 5 {
-        log.append("sess/stream", format!("event {i}").as_bytes(), false)
+    let end = MAX_STREAM_EVENTS as u64 + 6;
+    for n in 1..end {
+        log.append("sess/stream", n, format!("event {n}").as_bytes(), false)
             .await
             .unwrap();
     }
-    let n = log
-        .append("sess/stream", b"the result", true)
+    log.append("sess/stream", end, b"the result", true)
         .await
         .unwrap();
-    assert_eq!(n, MAX_STREAM_EVENTS as u64 + 6);
+    log.append("sess/stream", end, b"again", true)
+        .await
+        .unwrap();
     let all = log.read_after("sess/stream", 0).await.unwrap().unwrap();
     assert_eq!(all.events.len(), MAX_STREAM_EVENTS);
     assert!(all.finished);
-    assert_eq!(all.events.last().unwrap(), &(n, b"the result".to_vec()));
-    let after = log.read_after("sess/stream", n - 2).await.unwrap().unwrap();
-    assert_eq!(after.events.len(), 2);
+    assert_eq!(all.events.last().unwrap(), &(end, b"the result".to_vec()));
+    let after = log
+        .read_after("sess/stream", end - 2)
+        .await
+        .unwrap()
+        .unwrap();
+    let numbers: Vec<u64> = after.events.iter().map(|e| e.0).collect();
+    assert_eq!(numbers, [end - 1, end]);
+    // A gap (an append that failed) does not hide what follows it.
+    for n in [1, 2, 4, 5] {
+        log.append("gap", n, b"x", false).await.unwrap();
+    }
+    for (after, expected) in [
+        (0, vec![1, 2, 4, 5]),
+        (2, vec![4, 5]),
+        (3, vec![4, 5]),
+        (5, vec![]),
+    ] {
+        let read = log.read_after("gap", after).await.unwrap().unwrap();
+        let numbers: Vec<u64> = read.events.iter().map(|e| e.0).collect();
+        assert_eq!(numbers, expected, "after {after}");
+    }
+    assert_eq!(log.read_after("never", 0).await.unwrap(), None);
     let mut conn = redis.connection();
     let ttl: i64 = tessera_redis::redis::cmd("PTTL")
         .arg("tessera:t:events:{sess/stream}:meta")

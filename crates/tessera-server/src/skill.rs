@@ -188,13 +188,23 @@ fn read_tree(
         if kind.is_dir() {
             read_tree(&path, &format!("{rel}/"), files)?;
         } else if kind.is_file() {
-            // Past the limit the build refuses the skill anyway; stop reading early.
-            if files.len() > tessera_protocol::MAX_SKILL_FILES {
+            // Past the limits the build refuses the skill anyway: stop before reading.
+            let held: u64 = files.values().map(|b| b.len() as u64).sum();
+            let size = std::fs::symlink_metadata(&path)
+                .map_err(|source| SkillLoadError::Io {
+                    path: path.clone(),
+                    source,
+                })?
+                .len();
+            if files.len() >= tessera_protocol::MAX_SKILL_FILES
+                || held.saturating_add(size) > tessera_protocol::MAX_SKILL_BYTES
+            {
                 return Err(SkillLoadError::Refused {
                     path: dir.to_owned(),
                     problem: format!(
-                        "a skill serves at most {} files",
-                        tessera_protocol::MAX_SKILL_FILES
+                        "a skill serves at most {} files and {} bytes (16 MiB)",
+                        tessera_protocol::MAX_SKILL_FILES,
+                        tessera_protocol::MAX_SKILL_BYTES
                     ),
                 });
             }

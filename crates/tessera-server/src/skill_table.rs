@@ -47,7 +47,7 @@ impl SkillTable {
         for skill in skills {
             let uri = skill.uri();
             let refuse = |problem: String| BuildError(format!("skill {uri:?}: {problem}"));
-            check_skill_path(&skill.path).map_err(refuse)?;
+            check_path("path", &skill.path).map_err(refuse)?;
             let skill_md = &skill.files["SKILL.md"];
             let frontmatter = frontmatter_of(&skill.path, skill_md).map_err(refuse)?;
             if skill.files.len() > MAX_SKILL_FILES {
@@ -65,7 +65,7 @@ impl SkillTable {
             }
             let mut manifest = Vec::with_capacity(skill.files.len());
             for (relative, bytes) in &skill.files {
-                check_file_path(relative).map_err(refuse)?;
+                check_path("file", relative).map_err(refuse)?;
                 let file_uri = format!("skill://{}/{relative}", skill.path);
                 manifest.push(SkillFile {
                     uri: file_uri.clone(),
@@ -168,6 +168,24 @@ impl SkillTable {
         self.entries.get(uri)
     }
 
+    /// The skills (their `SKILL.md` URIs) `uri` belongs to: those it is a
+    /// file or directory of, and, for a directory above skills (a prefix),
+    /// the skills under it.
+    pub(crate) fn owners<'a>(&'a self, uri: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        self.entries
+            .keys()
+            .map(String::as_str)
+            .filter(move |skill| {
+                let root = skill.strip_suffix("/SKILL.md").unwrap_or(skill);
+                let under = |outer: &str, inner: &str| {
+                    inner
+                        .strip_prefix(outer)
+                        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+                };
+                under(root, uri) || under(uri, root)
+            })
+    }
+
     /// Whether `uri` is a file of a skill.
     pub(crate) fn serves_file(&self, uri: &str) -> bool {
         self.files.contains_key(uri)
@@ -223,36 +241,15 @@ fn frontmatter_of(path: &str, skill_md: &[u8]) -> Result<JsonObject, String> {
     Ok(frontmatter)
 }
 
-/// Whether `segment` needs no escaping in a URI path (RFC 3986 unreserved).
-fn plain_segment(segment: &str) -> bool {
-    !segment.is_empty()
-        && segment != "."
-        && segment != ".."
-        && segment
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~'))
-}
-
-/// A skill path: `/`-separated segments a URI carries as they are.
-fn check_skill_path(path: &str) -> Result<(), String> {
-    if path.split('/').all(plain_segment) {
+/// A skill's path or a file's path under it (`what` names which): each
+/// segment plain ([`is_plain_segment`](tessera_protocol::is_plain_segment)).
+fn check_path(what: &str, path: &str) -> Result<(), String> {
+    if path.split('/').all(tessera_protocol::is_plain_segment) {
         Ok(())
     } else {
         Err(format!(
-            "path {path:?}: each segment must be letters, digits, `-`, `.`, `_` or `~` \
-             (not empty, `.` or `..`)"
-        ))
-    }
-}
-
-/// A file's path under its skill.
-fn check_file_path(relative: &str) -> Result<(), String> {
-    if relative.split('/').all(plain_segment) {
-        Ok(())
-    } else {
-        Err(format!(
-            "file {relative:?}: each segment of a file's path must be letters, digits, `-`, \
-             `.`, `_` or `~` (not empty, `.` or `..`), so its URI needs no escaping"
+            "{what} {path:?}: each segment must be letters, digits, `-`, `.`, `_` or `~` \
+             (not empty, `.` or `..`), so its URI needs no escaping"
         ))
     }
 }

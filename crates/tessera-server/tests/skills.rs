@@ -378,3 +378,66 @@ fn a_skills_directory_loads_every_skill_nested_ones_included() {
     }
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// A skill hidden from a caller (its `SKILL.md` resource is not shown to it)
+/// is hidden whole: not listed, not described, its files and directories
+/// not served — as a hidden resource is not.
+#[tokio::test]
+async fn a_skill_hidden_from_a_caller_is_hidden_whole() {
+    let server = McpServer::builder("skills", "1.0.0")
+        .skill(pdf())
+        .skill(refunds())
+        .visibility(
+            |_: &tessera_server::Viewer<'_>, item: tessera_server::Offered<'_>| {
+                !item.name().starts_with("skill://pdf-processing/")
+            },
+        )
+        .build()
+        .unwrap();
+    let client = TestClient::new(server);
+    let listed = client.request("skills/list", Map::new()).await.unwrap();
+    let uris: Vec<&str> = listed["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["uri"].as_str().unwrap())
+        .collect();
+    assert_eq!(uris, ["skill://acme/billing/refunds/SKILL.md"]);
+    let e = client
+        .request(
+            "skills/get",
+            params(json!({"uri": "skill://pdf-processing/SKILL.md"})),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, -32602);
+    for uri in [
+        "skill://pdf-processing/SKILL.md",
+        "skill://pdf-processing/references/FORMS.md",
+    ] {
+        assert!(client.read_resource(uri).run().await.is_err(), "{uri}");
+    }
+    let e = client
+        .request(
+            "resources/directory/read",
+            params(json!({"uri": "skill://pdf-processing"})),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, -32602);
+    // The shown skill is served, with its prefix directory.
+    let read = client
+        .read_resource("skill://acme/billing/refunds/SKILL.md")
+        .run()
+        .await
+        .unwrap();
+    assert_eq!(read.result.contents.len(), 1);
+    let acme = client
+        .request(
+            "resources/directory/read",
+            params(json!({"uri": "skill://acme"})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(acme["resources"][0]["uri"], "skill://acme/billing");
+}

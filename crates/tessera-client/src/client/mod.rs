@@ -546,10 +546,20 @@ impl McpClient {
     }
 
     async fn list_all(&self, method: &str, field: &str) -> Result<Vec<Value>, ClientError> {
+        self.list_all_with(method, field, JsonObject::new()).await
+    }
+
+    /// Every page of `method` with `base` params, the items under `field`.
+    async fn list_all_with(
+        &self,
+        method: &str,
+        field: &str,
+        base: JsonObject,
+    ) -> Result<Vec<Value>, ClientError> {
         let mut items = Vec::new();
         let mut cursor: Option<String> = None;
         for _ in 0..1000 {
-            let mut params = JsonObject::new();
+            let mut params = base.clone();
             if let Some(c) = &cursor {
                 params.insert("cursor".into(), json!(c));
             }

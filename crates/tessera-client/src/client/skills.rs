@@ -7,12 +7,9 @@
 //! size, then its SHA-256 digest, and for `SKILL.md` the frontmatter field
 //! by field — and a file the entry does not list is refused without a read.
 
-use serde_json::{Value, json};
+use serde_json::json;
 use sha2::{Digest as _, Sha256};
-use tessera_protocol::{
-    JsonObject, MAX_SKILL_BYTES, MAX_SKILL_FILES, Resource, ResourceContents, SkillEntry,
-    SkillFile, SkillResources,
-};
+use tessera_protocol::{JsonObject, Resource, ResourceContents, SkillEntry, SkillFile};
 
 use super::McpClient;
 use crate::ClientError;
@@ -91,41 +88,20 @@ impl McpClient {
         Ok(got.skill)
     }
 
-    /// Loads the skill `entry` describes: checks the entry (a manifest
-    /// within the extension's limits, a name that is the URI's last
-    /// segment), reads its `SKILL.md`, and verifies it — size, digest, and
-    /// its frontmatter against the entry's. A skill published as
-    /// `"dynamic"` offers nothing to verify and is refused.
+    /// Loads the skill `entry` describes: checks the entry
+    /// ([`checked_manifest`](tessera_protocol::checked_manifest): its name,
+    /// a manifest confined to the skill's directory, the extension's
+    /// limits), reads its `SKILL.md`, and verifies it — size, digest, and its
+    /// frontmatter against the entry's. A skill published as `"dynamic"`
+    /// offers nothing to verify and is refused.
     pub async fn load_skill(&self, entry: &SkillEntry) -> Result<LoadedSkill, ClientError> {
         let uri = &entry.uri;
-        let SkillResources::Manifest(files) = &entry.resources else {
+        let files = tessera_protocol::checked_manifest(entry).map_err(refused)?;
+        let Some(skill_md_entry) = files.iter().find(|f| f.uri == *uri) else {
             return Err(refused(format!(
-                "{uri} is published as \"dynamic\": it has no manifest to verify its content against"
+                "{uri}: its manifest does not list its SKILL.md"
             )));
         };
-        let named = tessera_protocol::skill_name_of(uri);
-        let name = entry.frontmatter.get("name").and_then(Value::as_str);
-        if named.is_none() || named != name {
-            return Err(refused(format!(
-                "{uri}: the last segment of its path must be its frontmatter name ({name:?})"
-            )));
-        }
-        if files.len() > MAX_SKILL_FILES {
-            return Err(refused(format!(
-                "{uri} lists {} files, more than the {MAX_SKILL_FILES} a host must accept",
-                files.len()
-            )));
-        }
-        let total: u64 = files.iter().map(|f| f.size).sum();
-        if total > MAX_SKILL_BYTES {
-            return Err(refused(format!(
-                "{uri} holds {total} bytes, more than the {MAX_SKILL_BYTES} a host must accept"
-            )));
-        }
-        let skill_md_entry = files
-            .iter()
-            .find(|f| f.uri == *uri)
-            .ok_or_else(|| refused(format!("{uri}: its manifest does not list its SKILL.md")))?;
         let bytes = self.read_verified(skill_md_entry).await?;
         let skill_md = String::from_utf8(bytes)
             .map_err(|_| refused(format!("{uri}: SKILL.md is not UTF-8 text")))?;
@@ -144,12 +120,12 @@ impl McpClient {
                     .map_or_else(|| "order".to_owned(), |k| format!("{k:?}"))
             )));
         }
-        let mut files = files.clone();
+        let mut files = files.to_vec();
         files.sort_by_key(|f| f.uri != *uri);
         Ok(LoadedSkill {
             entry: entry.clone(),
             files,
-            root: uri.trim_end_matches("/SKILL.md").to_owned(),
+            root: uri.strip_suffix("/SKILL.md").unwrap_or(uri).to_owned(),
             skill_md,
         })
     }
@@ -180,28 +156,17 @@ impl McpClient {
     /// `resources/directory/read`, every page: the direct children of the
     /// directory `uri` (subdirectories with MIME type `inode/directory`).
     pub async fn read_directory(&self, uri: &str) -> Result<Vec<Resource>, ClientError> {
-        let mut children = Vec::new();
-        let mut cursor: Option<String> = None;
-        for _ in 0..1000 {
-            let mut params = JsonObject::new();
-            params.insert("uri".into(), json!(uri));
-            if let Some(c) = cursor.take() {
-                params.insert("cursor".into(), json!(c));
-            }
-            let page: tessera_protocol::ReadDirectoryResult = Self::parse(
-                tessera_protocol::RESOURCES_DIRECTORY_READ,
-                self.request(tessera_protocol::RESOURCES_DIRECTORY_READ, params)
-                    .await?,
-            )?;
-            children.extend(page.resources);
-            match page.next_cursor {
-                Some(next) => cursor = Some(next),
-                None => return Ok(children),
-            }
-        }
-        Err(ClientError::Protocol(format!(
-            "resources/directory/read {uri}: more than 1000 pages"
-        )))
+        let mut params = JsonObject::new();
+        params.insert("uri".into(), json!(uri));
+        self.list_all_with(
+            tessera_protocol::RESOURCES_DIRECTORY_READ,
+            "resources",
+            params,
+        )
+        .await?
+        .into_iter()
+        .map(|v| Self::parse(tessera_protocol::RESOURCES_DIRECTORY_READ, v))
+        .collect()
     }
 
     /// Reads `file` and returns its bytes once their size and digest are the

@@ -36,7 +36,9 @@ use tessera_server::{Change, Era, Handled, RequestFacts, Resolved, ServerError};
 
 use questions::{Delivery, Questions, StreamAsker, first_of};
 pub use questions::{MAX_QUESTIONS, MAX_QUESTIONS_PER_PRINCIPAL, MAX_QUESTIONS_PER_SESSION};
-pub use resumable::{MAX_DETACHED_CALLS, POLL as RESUMED_STREAM_POLL, RETRY_MS};
+pub use resumable::{
+    MAX_DETACHED_CALLS, MAX_DETACHED_CALLS_PER_CALLER, POLL as RESUMED_STREAM_POLL, RETRY_MS,
+};
 pub use tessera_server::bridge::{
     MAX_REMEMBERED_SESSIONS, MAX_SUBSCRIPTION_URI_BYTES, MAX_SUBSCRIPTIONS_PER_SESSION,
 };
@@ -250,9 +252,9 @@ impl McpEndpoint {
             })
         };
         // Detached and resumable when it can be; else tied to its connection.
-        match self.detachment() {
+        match self.detachment(&facts, &session_key) {
             Some(detachment) => {
-                self.dispatch_detached(detachment, request, facts, resolved, &session_key, serve)
+                self.dispatch_detached(detachment, request, facts, resolved, serve)
                     .await
             }
             None => self.dispatch_with(request, facts, resolved, serve).await,
@@ -403,6 +405,9 @@ impl McpEndpoint {
         };
         let notes = &self.sessions.notes;
         if head.method == Method::DELETE {
+            // Its calls running detached here stop; elsewhere they run to
+            // their end (their questions can no longer be answered).
+            self.sessions.resumable.end_session(&opened.key);
             return match notes.end(&opened.key, opened.expires_at).await {
                 Ok(()) => reject::empty(StatusCode::OK),
                 Err(e) => refuse_note(None, e),

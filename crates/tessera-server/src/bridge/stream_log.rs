@@ -4,13 +4,14 @@
 //! messages that would have been sent after the last event ID, on the
 //! stream that was disconnected").
 //!
-//! Each stream's events are numbered 1, 2, … as they are appended; the
-//! last one is the call's response. [`MemoryStreamLog`] keeps them in the
+//! Each stream's events are numbered 1, 2, … by the instance that writes
+//! them (an append of a number kept already changes nothing, so a retried
+//! append is harmless); the last one is the call's response. [`MemoryStreamLog`] keeps them in the
 //! process (a client resumes on the instance it was on); `tessera-redis`
 //! keeps them in Redis, so it resumes on any instance. Both are bounded: a
 //! stream keeps its last [`MAX_STREAM_EVENTS`] events and
 //! [`MAX_STREAM_BYTES`] bytes, and is forgotten [`STREAM_LOG_TTL`] after
-//! its last append.
+//! its last append or touch (the writer touches a silent stream).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
@@ -54,14 +55,19 @@ pub type StreamLogFuture<'a, T> = BoxFuture<'a, Result<T, StreamLogError>>;
 /// Where resumable streams keep their events, by stream key (the session's
 /// key and the stream's id: a client can only resume its own session's).
 pub trait StreamLog: Send + Sync + 'static {
-    /// Appends `event` (one JSON-RPC message) to `stream`, `last` when it is
-    /// the response that ends it; answers its number.
+    /// Appends `event` (one JSON-RPC message) to `stream` as number
+    /// `number`, `last` when it is the response that ends it. A number not
+    /// above the last one kept is already there: nothing changes.
     fn append<'a>(
         &'a self,
         stream: &'a str,
+        number: u64,
         event: &'a [u8],
         last: bool,
-    ) -> StreamLogFuture<'a, u64>;
+    ) -> StreamLogFuture<'a, ()>;
+
+    /// Keeps `stream` another [`STREAM_LOG_TTL`] (its call is silent).
+    fn touch<'a>(&'a self, stream: &'a str) -> StreamLogFuture<'a, ()>;
 
     /// The events of `stream` after number `after` that are still kept, or
     /// `None` for a stream not kept (never appended to, or forgotten).
@@ -77,7 +83,8 @@ pub trait StreamLog: Send + Sync + 'static {
 struct Kept {
     events: VecDeque<(u64, Vec<u8>)>,
     bytes: usize,
-    next: u64,
+    /// The highest number appended.
+    last: u64,
     finished: bool,
     touched: Option<tessera_protocol::clock::Instant>,
 }
@@ -98,9 +105,10 @@ impl StreamLog for MemoryStreamLog {
     fn append<'a>(
         &'a self,
         stream: &'a str,
+        number: u64,
         event: &'a [u8],
         last: bool,
-    ) -> StreamLogFuture<'a, u64> {
+    ) -> StreamLogFuture<'a, ()> {
         let mut streams = self
             .streams
             .lock()
@@ -112,12 +120,14 @@ impl StreamLog for MemoryStreamLog {
             }
         }
         let kept = streams.entry(stream.to_owned()).or_default();
-        kept.next += 1;
-        let number = kept.next;
+        kept.touched = Some(tessera_protocol::clock::Instant::now());
+        if number <= kept.last {
+            return Box::pin(std::future::ready(Ok(())));
+        }
+        kept.last = number;
         kept.bytes += event.len();
         kept.events.push_back((number, event.to_vec()));
         kept.finished |= last;
-        kept.touched = Some(tessera_protocol::clock::Instant::now());
         while kept.events.len() > 1
             && (kept.events.len() > MAX_STREAM_EVENTS || kept.bytes > MAX_STREAM_BYTES)
         {
@@ -125,7 +135,19 @@ impl StreamLog for MemoryStreamLog {
                 kept.bytes -= dropped.len();
             }
         }
-        Box::pin(std::future::ready(Ok(number)))
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn touch<'a>(&'a self, stream: &'a str) -> StreamLogFuture<'a, ()> {
+        if let Some(kept) = self
+            .streams
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get_mut(stream)
+        {
+            kept.touched = Some(tessera_protocol::clock::Instant::now());
+        }
+        Box::pin(std::future::ready(Ok(())))
     }
 
     fn read_after<'a>(
@@ -167,29 +189,29 @@ mod tests {
     }
 
     #[test]
-    fn events_are_numbered_read_after_a_number_and_bounded() {
+    fn events_are_kept_by_number_read_after_a_number_and_bounded() {
         let log = MemoryStreamLog::default();
         assert_eq!(now(log.read_after("s", 0)), None);
-        assert_eq!(now(log.append("s", b"a", false)), 1);
-        assert_eq!(now(log.append("s", b"b", false)), 2);
+        now(log.append("s", 1, b"a", false));
+        now(log.append("s", 2, b"b", false));
+        // A retried append changes nothing.
+        now(log.append("s", 2, b"b", false));
         let read = now(log.read_after("s", 1)).unwrap();
         assert_eq!(read.events, vec![(2, b"b".to_vec())]);
         assert!(!read.finished);
-        for _ in 0..MAX_STREAM_EVENTS + 10 {
-            now(log.append("s", b"x", false));
+        let end = MAX_STREAM_EVENTS as u64 + 13;
+        for n in 3..end {
+            now(log.append("s", n, b"x", false));
         }
-        assert_eq!(
-            now(log.append("s", b"end", true)),
-            MAX_STREAM_EVENTS as u64 + 13
-        );
+        now(log.append("s", end, b"end", true));
         let read = now(log.read_after("s", 0)).unwrap();
         assert_eq!(read.events.len(), MAX_STREAM_EVENTS);
         assert!(read.finished);
-        assert_eq!(read.events.last().unwrap().1, b"end");
+        assert_eq!(read.events.last().unwrap(), &(end, b"end".to_vec()));
         // One event bigger than the byte budget is still kept (it is the last).
         let big = vec![b'x'; MAX_STREAM_BYTES + 1];
-        now(log.append("t", b"small", false));
-        now(log.append("t", &big, true));
+        now(log.append("t", 1, b"small", false));
+        now(log.append("t", 2, &big, true));
         let read = now(log.read_after("t", 0)).unwrap();
         assert_eq!(read.events.len(), 1);
         assert_eq!(read.events[0].0, 2);

@@ -40,7 +40,11 @@ impl McpServer {
             };
             return Ok((Arc::clone(&resource.handler), read));
         }
-        if let Some(skills) = self.skills.as_ref().filter(|s| s.serves_file(uri)) {
+        if let Some(skills) = self
+            .skills
+            .as_ref()
+            .filter(|s| s.serves_file(uri) && self.shows_skill_part(catalog, facts, uri))
+        {
             let read = ResourceRead {
                 vars: IndexMap::new(),
                 mime_type: None,

@@ -242,7 +242,8 @@ impl McpServer {
             | tessera_protocol::RESOURCES_DIRECTORY_READ
                 if self.skills.is_some() =>
             {
-                self.skill_method(method, params.as_ref()).map(value)
+                self.skill_method(method, params.as_ref(), &offered, &incoming.facts)
+                    .map(value)
             }
             "completion/complete" if offered.completes() => {
                 self.complete(&offered, params, incoming).await.map(value)

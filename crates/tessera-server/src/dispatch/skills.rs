@@ -8,14 +8,40 @@ use tessera_protocol::{
 };
 
 use super::required_str;
-use crate::{McpServer, ServerError};
+use crate::catalog::Catalog;
+use crate::{McpServer, Offered, RequestFacts, ServerError};
 
 impl McpServer {
-    /// One of the extension's methods (the caller checked there are skills).
+    /// Whether the caller may see the skill whose `SKILL.md` is `skill`:
+    /// when that resource is shown to it and its scopes are covered, as for
+    /// any resource.
+    pub(crate) fn shows_skill(&self, catalog: &Catalog, facts: &RequestFacts, skill: &str) -> bool {
+        catalog.resources.get(skill).is_some_and(|r| {
+            self.shows(facts, Offered::Resource(r))
+                && self.check_scopes(facts, &r.scopes, String::new).is_ok()
+        })
+    }
+
+    /// Whether `uri` (a skill's file or directory) belongs to a skill the caller may see.
+    pub(crate) fn shows_skill_part(
+        &self,
+        catalog: &Catalog,
+        facts: &RequestFacts,
+        uri: &str,
+    ) -> bool {
+        self.skills
+            .as_deref()
+            .is_some_and(|t| t.owners(uri).any(|s| self.shows_skill(catalog, facts, s)))
+    }
+
+    /// One of the extension's methods (the caller checked there are skills),
+    /// each answering only with skills the caller may see.
     pub(super) fn skill_method(
         &self,
         method: &str,
         params: Option<&Value>,
+        catalog: &Catalog,
+        facts: &RequestFacts,
     ) -> Result<Value, ServerError> {
         let Some(skills) = self.skills.as_deref() else {
             return Err(ServerError::MethodNotFound {
@@ -24,7 +50,11 @@ impl McpServer {
         };
         match method {
             SKILLS_LIST => {
-                let (skills, next_cursor) = self.page_of(params, skills.entries())?;
+                let shown: Vec<_> = skills
+                    .entries()
+                    .filter(|e| self.shows_skill(catalog, facts, &e.uri))
+                    .collect();
+                let (skills, next_cursor) = self.page_of(params, shown.into_iter())?;
                 Ok(json!(ListSkillsResult {
                     skills,
                     next_cursor,
@@ -35,12 +65,16 @@ impl McpServer {
             }
             SKILLS_GET => {
                 let uri = required_str(params, "uri", method)?;
-                let skill = skills.entry(uri).cloned().ok_or_else(|| {
-                    ServerError::invalid_params(format!(
-                        "Unknown skill {uri:?}: skills/get takes the URI of a SKILL.md this \
+                let skill = skills
+                    .entry(uri)
+                    .filter(|_| self.shows_skill(catalog, facts, uri))
+                    .cloned()
+                    .ok_or_else(|| {
+                        ServerError::invalid_params(format!(
+                            "Unknown skill {uri:?}: skills/get takes the URI of a SKILL.md this \
                          server serves (skills/list names them)"
-                    ))
-                })?;
+                        ))
+                    })?;
                 Ok(json!(GetSkillResult {
                     result_type: tessera_protocol::Complete,
                     skill,
@@ -51,17 +85,24 @@ impl McpServer {
             }
             RESOURCES_DIRECTORY_READ => {
                 let uri = required_str(params, "uri", method)?;
-                let children = skills.directory(uri).ok_or_else(|| {
-                    ServerError::invalid_params(if skills.serves_file(uri) {
-                        format!("{uri} is a file, not a directory: read it with resources/read")
-                    } else {
-                        format!(
-                            "Unknown directory {uri:?}: a directory URI has no trailing slash, \
+                let children = skills
+                    .directory(uri)
+                    .filter(|_| self.shows_skill_part(catalog, facts, uri))
+                    .ok_or_else(|| {
+                        ServerError::invalid_params(if skills.serves_file(uri) {
+                            format!("{uri} is a file, not a directory: read it with resources/read")
+                        } else {
+                            format!(
+                                "Unknown directory {uri:?}: a directory URI has no trailing slash, \
                              e.g. skill://name or skill://name/references"
-                        )
-                    })
-                })?;
-                let (resources, next_cursor) = self.page_of(params, children.iter())?;
+                            )
+                        })
+                    })?;
+                let shown: Vec<_> = children
+                    .iter()
+                    .filter(|c| self.shows_skill_part(catalog, facts, &c.uri))
+                    .collect();
+                let (resources, next_cursor) = self.page_of(params, shown.into_iter())?;
                 Ok(json!(ReadDirectoryResult {
                     resources,
                     next_cursor,
