@@ -43,6 +43,13 @@ struct Answering<'a> {
     token: Option<&'a str>,
 }
 
+/// Reconnections of one call's stream in a row without an event, at most.
+const MAX_RECONNECTIONS: usize = 5;
+/// How long to wait before resuming a stream whose server sent no `retry`: 1 s.
+const DEFAULT_RETRY_MS: u64 = 1000;
+/// The longest `retry` honoured: 30 s (a server cannot park a call forever).
+const MAX_RETRY_MS: u64 = 30_000;
+
 /// The time limit of an open-ended stream: none to speak of.
 const OPEN_ENDED: std::time::Duration = std::time::Duration::from_secs(10 * 365 * 24 * 3600);
 
@@ -254,6 +261,72 @@ impl HttpTransport {
         }
     }
 
+    /// Handles the events of a call's stream: notifications to
+    /// `on_notification`, pushed requests answered; the response to request
+    /// `id`, when it is among them.
+    async fn take_events(
+        &self,
+        events: Vec<String>,
+        id: i64,
+        answering: &Answering<'_>,
+        on_notification: Option<&NotificationHandler>,
+    ) -> Option<Value> {
+        for data in events {
+            let Ok(v) = serde_json::from_str::<Value>(&data) else {
+                continue;
+            };
+            if v.get("id").and_then(Value::as_i64) == Some(id)
+                && (v.get("result").is_some() || v.get("error").is_some())
+            {
+                return Some(v);
+            }
+            if v.get("method").is_some() && v.get("id").is_none() {
+                if let Some(handler) = on_notification {
+                    handler(&v);
+                }
+            } else if v.get("method").is_some() {
+                // The server waits for this answer before it goes on.
+                self.answer_pushed(&v, answering).await;
+            }
+        }
+        None
+    }
+
+    /// Resumes an initialize-era call's stream after event `last` (GET with
+    /// `Last-Event-ID` and the session).
+    async fn resume_stream(
+        &self,
+        last: &str,
+        answering: &Answering<'_>,
+    ) -> Result<reqwest::Response, ClientError> {
+        let mut request = self
+            .http
+            .get(self.url.clone())
+            .header("Accept", "text/event-stream")
+            .header("MCP-Protocol-Version", answering.version)
+            .header("Last-Event-ID", last)
+            .timeout(OPEN_ENDED);
+        if let Some(session) = self.session() {
+            request = request.header("Mcp-Session-Id", session);
+        }
+        if let Some(token) = answering.token.or(self.bearer.as_deref()) {
+            request = request.bearer_auth(token);
+        }
+        let response = request.send().await.map_err(ClientError::Transport)?;
+        let status = response.status().as_u16();
+        let is_sse = response
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|ct| ct.starts_with("text/event-stream"));
+        if !(200..300).contains(&status) || !is_sse {
+            return Err(ClientError::Protocol(format!(
+                "the server did not resume the call's event stream after {last} (HTTP {status})"
+            )));
+        }
+        Ok(response)
+    }
+
     async fn read_response(
         &self,
         mut response: reqwest::Response,
@@ -269,38 +342,50 @@ impl HttpTransport {
             .is_some_and(|ct| ct.starts_with("text/event-stream"));
         if is_sse {
             let mut parser = SseParser::default();
+            let mut reconnections = 0;
             loop {
-                let chunk = response.chunk().await.map_err(ClientError::Transport)?;
-                let events = match chunk {
-                    Some(bytes) => parser.feed(&bytes).map_err(ClientError::Protocol)?,
-                    None => {
-                        let tail: Vec<String> =
-                            std::mem::take(&mut parser).finish().into_iter().collect();
-                        if tail.is_empty() {
-                            return Err(ClientError::Protocol(format!(
-                                "the event stream ended without a response to request {id}"
-                            )));
+                let events = match response.chunk().await {
+                    Ok(Some(bytes)) => parser.feed(&bytes).map_err(ClientError::Protocol)?,
+                    ended => {
+                        // The connection ended before the response: a last
+                        // event not followed by a blank line still counts.
+                        let tail = parser.feed(b"\n\n").map_err(ClientError::Protocol)?;
+                        if let Some(answer) = self
+                            .take_events(tail, id, &answering, on_notification)
+                            .await
+                        {
+                            return Ok((answer, status));
                         }
-                        tail
+                        let Some(last) = parser.last_event_id().map(str::to_owned).filter(|_| {
+                            self.session().is_some() && reconnections < MAX_RECONNECTIONS
+                        }) else {
+                            return Err(match ended {
+                                Err(e) => ClientError::Transport(e),
+                                Ok(_) => ClientError::Protocol(format!(
+                                    "the event stream ended without a response to request {id}"
+                                )),
+                            });
+                        };
+                        // The 2025-11-25 transport: wait `retry`, then resume with GET and Last-Event-ID.
+                        let wait = parser
+                            .retry_ms()
+                            .unwrap_or(DEFAULT_RETRY_MS)
+                            .min(MAX_RETRY_MS);
+                        tokio::time::sleep(std::time::Duration::from_millis(wait)).await;
+                        response = self.resume_stream(&last, &answering).await?;
+                        parser = parser.reconnected();
+                        reconnections += 1;
+                        continue;
                     }
                 };
-                for data in events {
-                    let Ok(v) = serde_json::from_str::<Value>(&data) else {
-                        continue;
-                    };
-                    if v.get("id").and_then(Value::as_i64) == Some(id)
-                        && (v.get("result").is_some() || v.get("error").is_some())
-                    {
-                        return Ok((v, status));
-                    }
-                    if v.get("method").is_some() && v.get("id").is_none() {
-                        if let Some(handler) = on_notification {
-                            handler(&v);
-                        }
-                    } else if v.get("method").is_some() {
-                        // The server waits for this answer before it goes on.
-                        self.answer_pushed(&v, &answering).await;
-                    }
+                if !events.is_empty() {
+                    reconnections = 0;
+                }
+                if let Some(answer) = self
+                    .take_events(events, id, &answering, on_notification)
+                    .await
+                {
+                    return Ok((answer, status));
                 }
             }
         }

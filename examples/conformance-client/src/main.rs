@@ -144,6 +144,15 @@ async fn run(scenario: &str, url: &str, context: &Value) -> Result<(), ClientErr
     if scenario.starts_with("auth/") {
         builder = builder.oauth(oauth(context)?);
     }
+    // The suite names the revision it runs (MCP_CONFORMANCE_PROTOCOL_VERSION):
+    // an initialize-era one is spoken with the handshake, as a client
+    // configured for that server would.
+    let revision = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").unwrap_or_default();
+    if tessera_protocol::LEGACY_PROTOCOL_VERSIONS.contains(&revision.as_str()) {
+        builder = builder
+            .connect_mode(tessera_client::ConnectMode::Legacy)
+            .standalone_stream(true);
+    }
     let client = builder.build()?;
     match scenario {
         "json-schema-ref-no-deref" => {
@@ -183,6 +192,21 @@ async fn run(scenario: &str, url: &str, context: &Value) -> Result<(), ClientErr
                     eprintln!("prompts/get {}: {e}", prompt.name);
                 }
             }
+        }
+        // The focal tool's inputSchema, handed back whole, as the client kept it.
+        "json-schema-2020-12-preservation" => {
+            client.discover().await?;
+            let tools = client.list_tools().await?;
+            let focal = tools
+                .iter()
+                .find(|t| t.name == "json_schema_2020_12_tool")
+                .ok_or_else(|| {
+                    ClientError::Protocol("no json_schema_2020_12_tool listed".into())
+                })?;
+            let schema = Value::Object(focal.input_schema.clone());
+            client
+                .call_tool_raw("json_schema_echo", json!({ "schema": schema }))
+                .await?;
         }
         // A host lists skills on connecting and fetches nothing else ahead of need.
         "sep-2640-client-no-prefetch" => {

@@ -38,6 +38,7 @@ impl McpClient {
             mode: ConnectMode::Auto,
             oauth: None,
             headers: Vec::new(),
+            standalone_stream: false,
         }
     }
 }
@@ -70,6 +71,7 @@ pub struct McpClientBuilder {
     mode: ConnectMode,
     oauth: Option<crate::OAuthConfig>,
     headers: Vec<(String, String)>,
+    standalone_stream: bool,
 }
 
 impl McpClientBuilder {
@@ -159,6 +161,18 @@ impl McpClientBuilder {
         self
     }
 
+    /// With an initialize-era HTTP server, keep the session's standalone
+    /// stream (`GET`) open from the handshake on, as the 2025-11-25 transport
+    /// lets a server send its requests and notifications there rather than
+    /// on a call's stream: requests are answered (the elicitor), notifications
+    /// go to [`on_notification`](Self::on_notification). Off by default; a
+    /// server keeps one standalone stream per session, so this and
+    /// [`McpClient::listen`] (which opens it too) do not go together.
+    pub fn standalone_stream(mut self, open: bool) -> Self {
+        self.standalone_stream = open;
+        self
+    }
+
     /// Which protocol era to speak to a stdio server (default [`ConnectMode::Auto`]).
     pub fn connect_mode(mut self, mode: ConnectMode) -> Self {
         self.mode = mode;
@@ -181,6 +195,7 @@ impl McpClientBuilder {
             mode,
             oauth,
             headers,
+            standalone_stream,
         } = self;
         let push_failure = Arc::new(Mutex::new(None));
         let push_bound = PushBound::new(max_rounds, timeout);
@@ -254,6 +269,7 @@ impl McpClientBuilder {
             trace_context,
             mode,
             timeout,
+            standalone_stream,
         };
         Ok(McpClient::assemble(
             transport,

@@ -137,7 +137,23 @@ impl McpClient {
             Transport::Http(http) => {
                 let token = self.oauth_token().await;
                 http.post_message(&initialized, version, token.as_deref())
-                    .await?
+                    .await?;
+                if self.standalone_stream {
+                    let (http, version) = (http.clone(), version.to_owned());
+                    let handler: NotificationHandler = self
+                        .on_notification
+                        .clone()
+                        .unwrap_or_else(|| Arc::new(|_: &Value| {}));
+                    let task = tokio::spawn(async move {
+                        if let Err(e) = http
+                            .standalone_stream(&version, token.as_deref(), &handler)
+                            .await
+                        {
+                            tracing::info!(error = %e, "the session's standalone stream is not open");
+                        }
+                    });
+                    *lock(&self.standalone) = Some(AbortOnDrop(task));
+                }
             }
         }
         Ok(Era::Legacy {

@@ -93,6 +93,19 @@ pub struct McpClient {
     task_listeners: Arc<std::sync::atomic::AtomicUsize>,
     /// Signing in to an HTTP server that asks for it.
     oauth: Option<tokio::sync::Mutex<crate::oauth::OAuthSession>>,
+    /// Whether an initialize-era session's standalone stream is kept open.
+    standalone_stream: bool,
+    /// The task reading it, stopped when the client closes or is dropped.
+    standalone: Mutex<Option<AbortOnDrop>>,
+}
+
+/// A background task stopped when this is dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// What a client is configured with, besides its transport.
@@ -106,6 +119,7 @@ struct Settings {
     trace_context: Option<tessera_protocol::TraceContext>,
     mode: ConnectMode,
     timeout: Duration,
+    standalone_stream: bool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -182,6 +196,7 @@ impl McpClient {
                 None => self.mode,
             },
             timeout: self.timeout,
+            standalone_stream: self.standalone_stream,
         };
         Ok(Self::assemble(
             transport,
@@ -209,6 +224,7 @@ impl McpClient {
             trace_context,
             mode,
             timeout,
+            standalone_stream,
         } = settings;
         let (push_failure, push_bound) = pushes;
         McpClient {
@@ -233,6 +249,8 @@ impl McpClient {
             push_bound,
             task_listeners: Arc::default(),
             oauth,
+            standalone_stream,
+            standalone: Mutex::new(None),
         }
     }
 
@@ -240,6 +258,7 @@ impl McpClient {
     /// two seconds to exit before it is terminated; an initialize-era HTTP
     /// session is ended with `DELETE`.
     pub async fn close(&self) {
+        drop(lock(&self.standalone).take());
         match &self.transport {
             Transport::Stdio(stdio) => stdio.close(Duration::from_secs(2)).await,
             Transport::Http(http) => {
