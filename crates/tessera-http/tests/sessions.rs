@@ -70,6 +70,12 @@ fn server(bus: Arc<MemoryBus>) -> McpServer {
                 })
             },
         ))
+        .tool(ToolDef::new("panics", |_ctx: Context, _: Counter| async move {
+            if true {
+                panic!("a handler that panics");
+            }
+            "never"
+        }))
         .resource(ResourceDef::new(
             "test://watched",
             "watched",
@@ -531,4 +537,26 @@ async fn a_cut_call_stream_resumes_with_last_event_id_and_the_call_goes_on() {
             r.body
         );
     }
+}
+
+/// A call whose handler panics while it runs detached from its connection
+/// is still answered (an internal error), and the session goes on.
+#[tokio::test]
+async fn a_detached_call_that_panics_is_answered_and_the_session_goes_on() {
+    let addr = start_with(
+        server(Arc::new(MemoryBus::default())),
+        EndpointOptions::default(),
+    )
+    .await;
+    let sid = initialize(addr, None).await;
+    let session = with(&[("Mcp-Session-Id", sid.as_str())]);
+    let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "panics", "arguments": {"current": 1}}});
+    let r = tokio::time::timeout(Duration::from_secs(10), post(addr, &session, &call))
+        .await
+        .expect("answered, not left waiting");
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.json()["error"]["code"], -32603, "{}", r.body);
+    let list = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list"});
+    assert_eq!(post(addr, &session, &list).await.status, 200);
 }

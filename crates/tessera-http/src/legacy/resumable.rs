@@ -287,6 +287,8 @@ struct Live {
     /// The response, for the connection, once there is one.
     answer: Mutex<Option<Handled>>,
     answered: event_listener::Event,
+    /// Set once the response was handed over (the connection may have taken it).
+    answered_once: std::sync::atomic::AtomicBool,
 }
 
 #[derive(Default)]
@@ -339,6 +341,8 @@ impl Live {
 
     /// Hands the response to the connection, which writes it last.
     fn answer(&self, handled: Handled) {
+        self.answered_once
+            .store(true, std::sync::atomic::Ordering::Release);
         *self.answer.lock().unwrap_or_else(PoisonError::into_inner) = Some(handled);
         self.answered.notify(usize::MAX);
     }
@@ -356,6 +360,37 @@ impl Live {
                 return handled;
             }
             listener.await;
+        }
+    }
+}
+
+/// Answers the connection if the writer ends without having done so (its
+/// call panicked, or the runtime dropped it): the connection is never left
+/// waiting for an answer that cannot come.
+struct AnswerOnDrop {
+    live: Arc<Live>,
+    id: RequestId,
+}
+
+impl Drop for AnswerOnDrop {
+    fn drop(&mut self) {
+        let answered = self
+            .live
+            .answer
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some()
+            || self
+                .live
+                .answered_once
+                .load(std::sync::atomic::Ordering::Acquire);
+        if !answered {
+            self.live.answer(Handled {
+                id: self.id.clone(),
+                result: Err(ServerError::Internal {
+                    message: "the call ended without an answer".into(),
+                }),
+            });
         }
     }
 }
@@ -421,6 +456,7 @@ impl McpEndpoint {
             outbox: Mutex::default(),
             answer: Mutex::default(),
             answered: event_listener::Event::new(),
+            answered_once: std::sync::atomic::AtomicBool::new(false),
         });
         let sink = {
             let (live, stream) = (Arc::clone(&live), stream.clone());
@@ -442,7 +478,12 @@ impl McpEndpoint {
                 key.clone(),
                 Arc::clone(&runtime),
             );
+            let unanswered = AnswerOnDrop {
+                live: Arc::clone(&live),
+                id: call_id.clone(),
+            };
             async move {
+                let _unanswered = unanswered;
                 let _removed = WakeupsRemoved(Arc::clone(&resumable), key.clone());
                 let ending = Arc::clone(&place.ending);
                 let _place = place;
