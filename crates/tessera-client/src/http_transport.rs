@@ -193,6 +193,18 @@ impl HttpTransport {
         token: Option<&str>,
         on_notification: &NotificationHandler,
     ) -> Result<(), ClientError> {
+        let response = self.open_standalone(version, token).await?;
+        self.read_standalone(response, version, token, on_notification)
+            .await
+    }
+
+    /// Opens the session's standalone stream: the server's answer, once it
+    /// has accepted it (so that what it sends from then on arrives).
+    pub(crate) async fn open_standalone(
+        &self,
+        version: &str,
+        token: Option<&str>,
+    ) -> Result<reqwest::Response, ClientError> {
         let mut request = self
             .http
             .get(self.url.clone())
@@ -205,20 +217,27 @@ impl HttpTransport {
         if let Some(token) = token.or(self.bearer.as_deref()) {
             request = request.bearer_auth(token);
         }
-        let mut response = request.send().await.map_err(ClientError::Transport)?;
+        let response = request.send().await.map_err(ClientError::Transport)?;
         match response.status().as_u16() {
-            200..=299 => {}
-            405 => {
-                return Err(ClientError::UnsupportedServer(
-                    "this initialize-era server offers no standalone event stream (GET answered 405)".into(),
-                ));
-            }
-            status => {
-                return Err(ClientError::Protocol(format!(
-                    "the server refused the standalone event stream with HTTP {status}"
-                )));
-            }
+            200..=299 => Ok(response),
+            405 => Err(ClientError::UnsupportedServer(
+                "this initialize-era server offers no standalone event stream (GET answered 405)"
+                    .into(),
+            )),
+            status => Err(ClientError::Protocol(format!(
+                "the server refused the standalone event stream with HTTP {status}"
+            ))),
         }
+    }
+
+    /// Reads an open standalone stream until the server ends it.
+    pub(crate) async fn read_standalone(
+        &self,
+        mut response: reqwest::Response,
+        version: &str,
+        token: Option<&str>,
+        on_notification: &NotificationHandler,
+    ) -> Result<(), ClientError> {
         let answering = Answering { version, token };
         let mut parser = SseParser::default();
         while let Some(bytes) = response.chunk().await.map_err(ClientError::Transport)? {

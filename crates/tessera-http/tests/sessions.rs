@@ -70,12 +70,15 @@ fn server(bus: Arc<MemoryBus>) -> McpServer {
                 })
             },
         ))
-        .tool(ToolDef::new("panics", |_ctx: Context, _: Counter| async move {
-            if true {
-                panic!("a handler that panics");
-            }
-            "never"
-        }))
+        .tool(ToolDef::new(
+            "panics",
+            |_ctx: Context, _: Counter| async move {
+                if true {
+                    panic!("a handler that panics");
+                }
+                "never"
+            },
+        ))
         .resource(ResourceDef::new(
             "test://watched",
             "watched",

@@ -139,20 +139,29 @@ impl McpClient {
                 http.post_message(&initialized, version, token.as_deref())
                     .await?;
                 if self.standalone_stream {
-                    let (http, version) = (http.clone(), version.to_owned());
-                    let handler: NotificationHandler = self
-                        .on_notification
-                        .clone()
-                        .unwrap_or_else(|| Arc::new(|_: &Value| {}));
-                    let task = tokio::spawn(async move {
-                        if let Err(e) = http
-                            .standalone_stream(&version, token.as_deref(), &handler)
-                            .await
-                        {
+                    // Open before the handshake returns, so that a request the
+                    // server sends there once a call starts is not lost.
+                    match http.open_standalone(version, token.as_deref()).await {
+                        Ok(response) => {
+                            let (http, version) = (http.clone(), version.to_owned());
+                            let handler: NotificationHandler = self
+                                .on_notification
+                                .clone()
+                                .unwrap_or_else(|| Arc::new(|_: &Value| {}));
+                            let task = tokio::spawn(async move {
+                                if let Err(e) = http
+                                    .read_standalone(response, &version, token.as_deref(), &handler)
+                                    .await
+                                {
+                                    tracing::info!(error = %e, "the session's standalone stream ended");
+                                }
+                            });
+                            *lock(&self.standalone) = Some(AbortOnDrop(task));
+                        }
+                        Err(e) => {
                             tracing::info!(error = %e, "the session's standalone stream is not open");
                         }
-                    });
-                    *lock(&self.standalone) = Some(AbortOnDrop(task));
+                    }
                 }
             }
         }
