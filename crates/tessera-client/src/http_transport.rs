@@ -41,10 +41,14 @@ pub(crate) struct Mirrored<'a> {
 struct Answering<'a> {
     version: &'a str,
     token: Option<&'a str>,
+    /// Whether the exchange has no time limit (a call a person may answer in).
+    open_ended: bool,
 }
 
-/// Reconnections of one call's stream in a row without an event, at most.
+/// Reconnections of one call's stream without a new event id, at most.
 const MAX_RECONNECTIONS: usize = 5;
+/// Reconnections of one call's stream in all, at most.
+const MAX_RESUMPTIONS: usize = 100;
 /// How long to wait before resuming a stream whose server sent no `retry`: 1 s.
 const DEFAULT_RETRY_MS: u64 = 1000;
 /// The longest `retry` honoured: 30 s (a server cannot park a call forever).
@@ -113,6 +117,7 @@ impl HttpTransport {
         let answering = Answering {
             version: mirrored.version,
             token: mirrored.token,
+            open_ended: mirrored.open_ended,
         };
         self.read_response(response, id, answering, on_notification)
             .await
@@ -238,7 +243,11 @@ impl HttpTransport {
         token: Option<&str>,
         on_notification: &NotificationHandler,
     ) -> Result<(), ClientError> {
-        let answering = Answering { version, token };
+        let answering = Answering {
+            version,
+            token,
+            open_ended: true,
+        };
         let mut parser = SseParser::default();
         while let Some(bytes) = response.chunk().await.map_err(ClientError::Transport)? {
             for data in parser.feed(&bytes).map_err(ClientError::Protocol)? {
@@ -317,22 +326,31 @@ impl HttpTransport {
         &self,
         last: &str,
         answering: &Answering<'_>,
-    ) -> Result<reqwest::Response, ClientError> {
+    ) -> Result<Option<reqwest::Response>, ClientError> {
         let mut request = self
             .http
             .get(self.url.clone())
             .header("Accept", "text/event-stream")
             .header("MCP-Protocol-Version", answering.version)
-            .header("Last-Event-ID", last)
-            .timeout(OPEN_ENDED);
+            .header("Last-Event-ID", last);
+        if answering.open_ended {
+            request = request.timeout(OPEN_ENDED);
+        }
         if let Some(session) = self.session() {
             request = request.header("Mcp-Session-Id", session);
         }
         if let Some(token) = answering.token.or(self.bearer.as_deref()) {
             request = request.bearer_auth(token);
         }
-        let response = request.send().await.map_err(ClientError::Transport)?;
+        let response = match request.send().await {
+            Ok(response) => response,
+            Err(e) if e.is_timeout() => return Err(ClientError::Transport(e)),
+            Err(_) => return Ok(None),
+        };
         let status = response.status().as_u16();
+        if status == 503 {
+            return Ok(None);
+        }
         let is_sse = response
             .headers()
             .get("content-type")
@@ -343,7 +361,7 @@ impl HttpTransport {
                 "the server did not resume the call's event stream after {last} (HTTP {status})"
             )));
         }
-        Ok(response)
+        Ok(Some(response))
     }
 
     async fn read_response(
@@ -361,51 +379,74 @@ impl HttpTransport {
             .is_some_and(|ct| ct.starts_with("text/event-stream"));
         if is_sse {
             let mut parser = SseParser::default();
-            let mut reconnections = 0;
+            // Attempts since the last new event id, and in all.
+            let (mut idle, mut attempts) = (0, 0);
+            let mut resumed_after: Option<String> = None;
             loop {
-                let events = match response.chunk().await {
-                    Ok(Some(bytes)) => parser.feed(&bytes).map_err(ClientError::Protocol)?,
-                    ended => {
-                        // The connection ended before the response: a last
-                        // event not followed by a blank line still counts.
-                        let tail = parser.feed(b"\n\n").map_err(ClientError::Protocol)?;
+                let ended = match response.chunk().await {
+                    Ok(Some(bytes)) => {
+                        let events = parser.feed(&bytes).map_err(ClientError::Protocol)?;
                         if let Some(answer) = self
-                            .take_events(tail, id, &answering, on_notification)
+                            .take_events(events, id, &answering, on_notification)
                             .await
                         {
                             return Ok((answer, status));
                         }
-                        let Some(last) = parser.last_event_id().map(str::to_owned).filter(|_| {
-                            self.session().is_some() && reconnections < MAX_RECONNECTIONS
-                        }) else {
-                            return Err(match ended {
-                                Err(e) => ClientError::Transport(e),
-                                Ok(_) => ClientError::Protocol(format!(
-                                    "the event stream ended without a response to request {id}"
-                                )),
-                            });
-                        };
-                        // The 2025-11-25 transport: wait `retry`, then resume with GET and Last-Event-ID.
-                        let wait = parser
-                            .retry_ms()
-                            .unwrap_or(DEFAULT_RETRY_MS)
-                            .min(MAX_RETRY_MS);
-                        tokio::time::sleep(std::time::Duration::from_millis(wait)).await;
-                        response = self.resume_stream(&last, &answering).await?;
-                        parser = parser.reconnected();
-                        reconnections += 1;
                         continue;
                     }
+                    Ok(None) => {
+                        // WHATWG: at the end of the stream, pending data is discarded.
+                        parser.discard_pending();
+                        None
+                    }
+                    // A time limit is not a broken connection: the call failed.
+                    Err(e) if e.is_timeout() => return Err(ClientError::Transport(e)),
+                    Err(e) => {
+                        // WHATWG: an event cut off by a broken connection is discarded.
+                        parser.discard_pending();
+                        Some(e)
+                    }
                 };
-                if !events.is_empty() {
-                    reconnections = 0;
+                // Only an initialize-era call's stream is resumable (2026-07-28: "A
+                // Last-Event-ID header: ignore it; streams are not resumable").
+                let legacy = self.session().is_some()
+                    && tessera_protocol::LEGACY_PROTOCOL_VERSIONS.contains(&answering.version);
+                let last = parser.last_event_id().map(str::to_owned);
+                if last.is_some() && last != resumed_after {
+                    idle = 0;
                 }
-                if let Some(answer) = self
-                    .take_events(events, id, &answering, on_notification)
-                    .await
-                {
-                    return Ok((answer, status));
-                }
+                let Some(last) = last
+                    .filter(|_| legacy && idle < MAX_RECONNECTIONS && attempts < MAX_RESUMPTIONS)
+                else {
+                    return Err(match ended {
+                        Some(e) => ClientError::Transport(e),
+                        None => ClientError::Protocol(format!(
+                            "the event stream ended without a response to request {id}"
+                        )),
+                    });
+                };
+                // The 2025-11-25 transport: wait `retry`, then resume with GET and Last-Event-ID.
+                let wait = parser
+                    .retry_ms()
+                    .unwrap_or(DEFAULT_RETRY_MS)
+                    .min(MAX_RETRY_MS);
+                resumed_after = Some(last.clone());
+                response = loop {
+                    tokio::time::sleep(std::time::Duration::from_millis(wait)).await;
+                    idle += 1;
+                    attempts += 1;
+                    match self.resume_stream(&last, &answering).await? {
+                        Some(resumed) => break resumed,
+                        // Not now (503, or the connection failed): again after `retry`.
+                        None if idle < MAX_RECONNECTIONS && attempts < MAX_RESUMPTIONS => {}
+                        None => {
+                            return Err(ClientError::Protocol(format!(
+                                "the server did not resume the event stream of request {id} after {last}"
+                            )));
+                        }
+                    }
+                };
+                parser = parser.reconnected();
             }
         }
         let mut bytes = Vec::new();

@@ -83,9 +83,20 @@ impl SseParser {
         Ok(events)
     }
 
-    /// The id of the last event read (`Last-Event-ID` on a reconnection).
+    /// The id of the last event read (`Last-Event-ID` on a reconnection);
+    /// an empty `id:` means none, as in WHATWG's rules.
     pub fn last_event_id(&self) -> Option<&str> {
-        self.last_event_id.as_deref()
+        self.last_event_id.as_deref().filter(|id| !id.is_empty())
+    }
+
+    /// Forgets an event the connection broke in the middle of (WHATWG: an
+    /// incomplete event is discarded), its `id:` included.
+    pub fn discard_pending(&mut self) {
+        self.buffer.clear();
+        self.scanned = 0;
+        self.data.clear();
+        self.data_len = 0;
+        self.id_buffer = self.last_event_id.clone();
     }
 
     /// The reconnection time the server asked for, in milliseconds.
@@ -152,6 +163,14 @@ mod tests {
         assert_eq!((q.last_event_id(), q.retry_ms()), (Some("s.1"), Some(500)));
         assert!(p.feed(b"id: a\0b\n\n").unwrap().is_empty());
         assert_eq!(p.last_event_id(), Some("s.1"));
+        // An event cut off by a broken connection does not count, nor its id.
+        assert!(p.feed(b"id: s.2\ndata: {\"partial").unwrap().is_empty());
+        p.discard_pending();
+        assert!(p.feed(b"\n\n").unwrap().is_empty());
+        assert_eq!(p.last_event_id(), Some("s.1"));
+        // An empty id means none.
+        assert!(p.feed(b"id:\n\n").unwrap().is_empty());
+        assert_eq!(p.last_event_id(), None);
     }
 
     #[test]

@@ -141,7 +141,17 @@ impl McpClient {
                 if self.standalone_stream {
                     // Open before the handshake returns, so that a request the
                     // server sends there once a call starts is not lost.
-                    match http.open_standalone(version, token.as_deref()).await {
+                    let opened = tokio::time::timeout(
+                        self.timeout,
+                        http.open_standalone(version, token.as_deref()),
+                    )
+                    .await
+                    .unwrap_or_else(|_| {
+                        Err(ClientError::Protocol(
+                            "the standalone stream was not answered in time".into(),
+                        ))
+                    });
+                    match opened {
                         Ok(response) => {
                             let (http, version) = (http.clone(), version.to_owned());
                             let handler: NotificationHandler = self

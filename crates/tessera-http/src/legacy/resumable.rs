@@ -370,6 +370,8 @@ impl Live {
 struct AnswerOnDrop {
     live: Arc<Live>,
     id: RequestId,
+    /// Where the answer is logged too, when the call streamed.
+    log: (Arc<Resumable>, String, Arc<dyn tessera_server::TaskRuntime>),
 }
 
 impl Drop for AnswerOnDrop {
@@ -385,12 +387,23 @@ impl Drop for AnswerOnDrop {
                 .answered_once
                 .load(std::sync::atomic::Ordering::Acquire);
         if !answered {
-            self.live.answer(Handled {
+            let handled = Handled {
                 id: self.id.clone(),
                 result: Err(ServerError::Internal {
                     message: "the call ended without an answer".into(),
                 }),
-            });
+            };
+            let (n, streamed) = self.live.response_number();
+            if streamed {
+                // A client resuming the stream gets the answer too.
+                let bytes = handled.to_bytes();
+                let (resumable, key, runtime) = self.log.clone();
+                let on = Arc::clone(&runtime);
+                on.spawn(Box::pin(async move {
+                    resumable.append(&key, n, &bytes, true, &*runtime).await;
+                }));
+            }
+            self.live.answer(handled);
         }
     }
 }
@@ -481,6 +494,7 @@ impl McpEndpoint {
             let unanswered = AnswerOnDrop {
                 live: Arc::clone(&live),
                 id: call_id.clone(),
+                log: (Arc::clone(&resumable), key.clone(), Arc::clone(&runtime)),
             };
             async move {
                 let _unanswered = unanswered;
