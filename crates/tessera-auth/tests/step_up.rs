@@ -96,6 +96,7 @@ async fn sign_in_refused_for_a_scope_then_step_up() {
                 jar: dir.0.join("cookies"),
             }),
             store: None,
+            client_credentials: false,
         })
         .build()
         .unwrap();

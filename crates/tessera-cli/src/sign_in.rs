@@ -21,7 +21,28 @@ fn sign_in_timeout() -> Duration {
 
 /// The OAuth configuration of the CLI: a loopback redirect on a free port and
 /// the token file; `interactive` says whether a person may be sent to a browser.
+/// With `TESSERA_CLIENT_ID` and `TESSERA_CLIENT_SECRET` in the environment it
+/// signs in as that client instead (the `client_credentials` grant): no
+/// browser, no prompt, nothing kept on disk.
 pub async fn oauth_config(interactive: bool) -> Result<OAuthConfig, String> {
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    if let (Some(client_id), Some(client_secret)) =
+        (var("TESSERA_CLIENT_ID"), var("TESSERA_CLIENT_SECRET"))
+    {
+        return Ok(OAuthConfig {
+            redirect_uri: "http://127.0.0.1/unused".into(),
+            client_name: "tessera-cli".into(),
+            client_metadata_url: None,
+            pre_registered: Some(tessera_client::PreRegistered {
+                client_id,
+                client_secret: Some(client_secret),
+                issuer: var("TESSERA_CLIENT_ISSUER"),
+            }),
+            authorizer: Arc::new(NoBrowser),
+            store: None,
+            client_credentials: true,
+        });
+    }
     let listener = TcpListener::bind("127.0.0.1:0")
         .await
         .map_err(|e| format!("cannot listen for the sign-in redirect: {e}"))?;
@@ -37,7 +58,25 @@ pub async fn oauth_config(interactive: bool) -> Result<OAuthConfig, String> {
             interactive,
         }),
         store: Some(Arc::new(TokenFile::default_location()?)),
+        client_credentials: false,
     })
+}
+
+/// The authorizer of a machine sign-in: never asked (the grant has no browser step).
+struct NoBrowser;
+
+impl Authorizer for NoBrowser {
+    fn authorize<'a>(
+        &'a self,
+        _authorization_url: &'a str,
+        _redirect_uri: &'a str,
+    ) -> BoxFuture<'a, Result<String, ClientError>> {
+        Box::pin(async {
+            Err(ClientError::Auth(
+                "signing in as a client (TESSERA_CLIENT_ID) never opens a browser".into(),
+            ))
+        })
+    }
 }
 
 /// Shows the authorization URL, opens a browser, and waits for the redirect on 127.0.0.1.

@@ -74,6 +74,7 @@ async fn resource_metadata_on_another_origin_is_not_fetched() {
             pre_registered: None,
             authorizer: Arc::new(NoOne),
             store: None,
+            client_credentials: false,
         })
         .timeout(Duration::from_secs(5))
         .build()

@@ -120,7 +120,7 @@ async fn call_every_tool(client: &McpClient, with_arguments: bool) -> Result<(),
 /// How the `auth/*` scenarios sign in: headless (their authorization servers
 /// redirect at once), with the suite's Client ID Metadata Document URL, and
 /// pre-registered credentials when the scenario's context carries them.
-fn oauth(context: &Value) -> Result<OAuthConfig, ClientError> {
+fn oauth(scenario: &str, context: &Value) -> Result<OAuthConfig, ClientError> {
     let field = |k: &str| context.get(k).and_then(Value::as_str).map(str::to_owned);
     Ok(OAuthConfig {
         redirect_uri: "http://localhost:3000/callback".into(),
@@ -133,6 +133,8 @@ fn oauth(context: &Value) -> Result<OAuthConfig, ClientError> {
         }),
         authorizer: Arc::new(HeadlessAuthorizer::new()?),
         store: None,
+        // The machine sign-in scenarios: the client signs in as itself.
+        client_credentials: scenario.starts_with("auth/client-credentials"),
     })
 }
 
@@ -142,7 +144,7 @@ async fn run(scenario: &str, url: &str, context: &Value) -> Result<(), ClientErr
         .elicitor(Arc::new(AutoAccept))
         .timeout(Duration::from_secs(10));
     if scenario.starts_with("auth/") {
-        builder = builder.oauth(oauth(context)?);
+        builder = builder.oauth(oauth(scenario, context)?);
     }
     // The suite names the revision it runs (MCP_CONFORMANCE_PROTOCOL_VERSION):
     // an initialize-era one is spoken with the handshake, as a client

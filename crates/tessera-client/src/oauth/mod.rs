@@ -130,4 +130,10 @@ pub struct OAuthConfig {
     pub authorizer: Arc<dyn Authorizer>,
     /// Where tokens are kept between runs, if anywhere.
     pub store: Option<Arc<dyn TokenStore>>,
+    /// Sign in as the client itself, with the OAuth `client_credentials`
+    /// grant (SEP-1046): no browser and no person, for CI jobs and agents.
+    /// Needs [`pre_registered`](Self::pre_registered) credentials with a
+    /// secret (sent as `client_secret_basic`, or `client_secret_post` where
+    /// the authorization server offers only that); `authorizer` is not used.
+    pub client_credentials: bool,
 }
