@@ -21,22 +21,30 @@ fn sign_in_timeout() -> Duration {
 
 /// The OAuth configuration of the CLI: a loopback redirect on a free port and
 /// the token file; `interactive` says whether a person may be sent to a browser.
-/// With `TESSERA_CLIENT_ID` and `TESSERA_CLIENT_SECRET` in the environment it
-/// signs in as that client instead (the `client_credentials` grant): no
-/// browser, no prompt, nothing kept on disk.
+/// With `TESSERA_CLIENT_ID` and `TESSERA_CLIENT_SECRET` (or
+/// `TESSERA_CLIENT_KEY_FILE`, a PEM private key for `private_key_jwt`) in the
+/// environment it signs in as that client instead (the `client_credentials`
+/// grant): no browser, no prompt, nothing kept on disk.
 pub async fn oauth_config(interactive: bool) -> Result<OAuthConfig, String> {
     let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-    if let (Some(client_id), Some(client_secret)) =
-        (var("TESSERA_CLIENT_ID"), var("TESSERA_CLIENT_SECRET"))
-    {
+    let key = match var("TESSERA_CLIENT_KEY_FILE") {
+        Some(path) => Some(
+            std::fs::read_to_string(&path)
+                .map_err(|e| format!("cannot read TESSERA_CLIENT_KEY_FILE {path}: {e}"))?,
+        ),
+        None => None,
+    };
+    let secret = var("TESSERA_CLIENT_SECRET");
+    if let (Some(client_id), true) = (var("TESSERA_CLIENT_ID"), secret.is_some() || key.is_some()) {
         return Ok(OAuthConfig {
             redirect_uri: "http://127.0.0.1/unused".into(),
             client_name: "tessera-cli".into(),
             client_metadata_url: None,
             pre_registered: Some(tessera_client::PreRegistered {
                 client_id,
-                client_secret: Some(client_secret),
+                client_secret: secret,
                 issuer: var("TESSERA_CLIENT_ISSUER"),
+                private_key_pem: key,
             }),
             authorizer: Arc::new(NoBrowser),
             store: None,

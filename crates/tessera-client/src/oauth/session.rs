@@ -13,10 +13,12 @@ use super::{BearerChallenge, OAuthConfig};
 use crate::ClientError;
 
 /// How the client authenticates at the token endpoint.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum TokenAuth {
     Basic,
     Post,
+    /// RFC 7523: a JWT signed with the client's key (PEM).
+    PrivateKeyJwt(String),
     None,
 }
 
@@ -45,6 +47,38 @@ pub(crate) struct OAuthSession {
     /// Every scope requested so far (step-up asks for their union with the new ones).
     requested: BTreeSet<String>,
     authorizations: usize,
+}
+
+/// An RFC 7523 client assertion: `iss` and `sub` the client id, `aud` the
+/// authorization server, valid for 5 minutes, a random `jti`; signed ES256
+/// with an EC P-256 key or RS256 with an RSA key.
+fn client_assertion(pem: &str, client_id: &str, audience: &str) -> Result<String, ClientError> {
+    use jsonwebtoken::{Algorithm, EncodingKey, Header};
+    let (key, algorithm) = match EncodingKey::from_ec_pem(pem.as_bytes()) {
+        Ok(key) => (key, Algorithm::ES256),
+        Err(_) => (
+            EncodingKey::from_rsa_pem(pem.as_bytes()).map_err(|e| {
+                auth_error(format!(
+                    "the client's private key is neither an EC P-256 nor an RSA key in PEM: {e}"
+                ))
+            })?,
+            Algorithm::RS256,
+        ),
+    };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or_default();
+    let claims = serde_json::json!({
+        "iss": client_id,
+        "sub": client_id,
+        "aud": audience,
+        "iat": now,
+        "exp": now + 300,
+        "jti": random_token(16)?,
+    });
+    jsonwebtoken::encode(&Header::new(algorithm), &claims, &key)
+        .map_err(|e| auth_error(format!("the client assertion could not be signed: {e}")))
 }
 
 fn auth_error(message: impl Into<String>) -> ClientError {
@@ -103,6 +137,14 @@ impl OAuthSession {
         else {
             return;
         };
+        let method = match &registration.auth {
+            TokenAuth::Basic => "client_secret_basic",
+            TokenAuth::Post => "client_secret_post",
+            TokenAuth::None => "none",
+            // A client that proves itself with its key signs in again each
+            // run: nothing of it is written down.
+            TokenAuth::PrivateKeyJwt(_) => return,
+        };
         store.save(
             self.server.as_str(),
             &super::StoredTokens {
@@ -111,12 +153,7 @@ impl OAuthSession {
                 refresh_token: self.refresh_token.clone(),
                 client_id: registration.client_id.clone(),
                 client_secret: registration.client_secret.clone(),
-                token_endpoint_auth_method: match registration.auth {
-                    TokenAuth::Basic => "client_secret_basic",
-                    TokenAuth::Post => "client_secret_post",
-                    TokenAuth::None => "none",
-                }
-                .into(),
+                token_endpoint_auth_method: method.into(),
                 scopes: self.requested.iter().cloned().collect(),
             },
         );
@@ -288,9 +325,11 @@ impl OAuthSession {
         resource: &str,
         mut scopes: BTreeSet<String>,
     ) -> Result<(), ClientError> {
-        if registration.client_secret.is_none() {
+        if registration.client_secret.is_none()
+            && !matches!(registration.auth, TokenAuth::PrivateKeyJwt(_))
+        {
             return Err(auth_error(
-                "the client_credentials grant needs pre-registered credentials with a client secret",
+                "the client_credentials grant needs pre-registered credentials with a client secret or a private key",
             ));
         }
         // No person is there to come back later: offline access means nothing here.
@@ -343,7 +382,7 @@ impl OAuthSession {
         form: &mut Vec<(&'static str, String)>,
     ) -> Result<TokenResponse, ClientError> {
         let mut request = self.http.post(&server.token_endpoint);
-        match registration.auth {
+        match &registration.auth {
             TokenAuth::Basic => {
                 let secret = registration.client_secret.clone().unwrap_or_default();
                 let encode = |s: &str| {
@@ -363,6 +402,17 @@ impl OAuthSession {
                 form.push((
                     "client_secret",
                     registration.client_secret.clone().unwrap_or_default(),
+                ));
+            }
+            TokenAuth::PrivateKeyJwt(pem) => {
+                form.push(("client_id", registration.client_id.clone()));
+                form.push((
+                    "client_assertion_type",
+                    "urn:ietf:params:oauth:client-assertion-type:jwt-bearer".to_owned(),
+                ));
+                form.push((
+                    "client_assertion",
+                    client_assertion(pem, &registration.client_id, &server.issuer)?,
                 ));
             }
             TokenAuth::None => form.push(("client_id", registration.client_id.clone())),
@@ -414,6 +464,9 @@ impl OAuthSession {
             .filter(|p| p.issuer.as_ref().is_none_or(|i| *i == server.issuer))
         {
             let auth = match &pre.client_secret {
+                _ if pre.private_key_pem.is_some() => {
+                    TokenAuth::PrivateKeyJwt(pre.private_key_pem.clone().unwrap_or_default())
+                }
                 Some(_) if supports("client_secret_basic") || supported.is_empty() => {
                     TokenAuth::Basic
                 }
@@ -557,4 +610,32 @@ fn read_callback(
         ));
     }
     param("code").ok_or_else(|| auth_error("the authorization response has no code"))
+}
+
+#[cfg(test)]
+mod assertion_tests {
+    use super::*;
+
+    /// A P-256 key made for this test alone.
+    const KEY: &str = "-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQghruWJcwEALI4NzNI\nLbOo64QTpjpvfSj+5j0lpBhFF7KhRANCAAQ8MURMDRsi/Z4CzYZXS4RN2YMmH2Pm\ncqrQe3sJZRoIpuD1Uu1/Ji+J5/QY3mAEBVyljJY1/5FCnhw/ukl46uXG\n-----END PRIVATE KEY-----\n";
+    const PUBLIC: &str = "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEPDFETA0bIv2eAs2GV0uETdmDJh9j\n5nKq0Ht7CWUaCKbg9VLtfyYvief0GN5gBAVcpYyWNf+RQp4cP7pJeOrlxg==\n-----END PUBLIC KEY-----\n";
+
+    /// RFC 7523 §3: `iss` and `sub` the client id, `aud` the authorization
+    /// server, an expiry, and a `jti`; signed with the client's key.
+    #[test]
+    fn a_client_assertion_is_signed_with_the_clients_key_and_says_who_it_is() {
+        let jwt = client_assertion(KEY, "machine-1", "https://as.example").unwrap();
+        let header = jsonwebtoken::decode_header(&jwt).unwrap();
+        assert_eq!(header.alg, jsonwebtoken::Algorithm::ES256);
+        let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::ES256);
+        validation.set_audience(&["https://as.example"]);
+        validation.set_issuer(&["machine-1"]);
+        let key = jsonwebtoken::DecodingKey::from_ec_pem(PUBLIC.as_bytes()).unwrap();
+        let claims = jsonwebtoken::decode::<serde_json::Value>(&jwt, &key, &validation)
+            .unwrap()
+            .claims;
+        assert_eq!(claims["sub"], "machine-1");
+        assert!(claims["jti"].as_str().is_some_and(|j| j.len() >= 16));
+        assert!(client_assertion("not a key", "machine-1", "https://as.example").is_err());
+    }
 }
