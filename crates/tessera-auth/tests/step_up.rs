@@ -97,6 +97,7 @@ async fn sign_in_refused_for_a_scope_then_step_up() {
             }),
             store: None,
             client_credentials: false,
+            workload_jwt: None,
         })
         .build()
         .unwrap();

@@ -24,7 +24,9 @@ fn sign_in_timeout() -> Duration {
 /// With `TESSERA_CLIENT_ID` and `TESSERA_CLIENT_SECRET` (or
 /// `TESSERA_CLIENT_KEY_FILE`, a PEM private key for `private_key_jwt`) in the
 /// environment it signs in as that client instead (the `client_credentials`
-/// grant): no browser, no prompt, nothing kept on disk.
+/// grant): no browser, no prompt, nothing kept on disk. With
+/// `TESSERA_WORKLOAD_TOKEN_FILE` (a JWT the platform issued the workload) it
+/// signs in with that token through the JWT bearer grant.
 pub async fn oauth_config(interactive: bool) -> Result<OAuthConfig, String> {
     let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
     let key = match var("TESSERA_CLIENT_KEY_FILE") {
@@ -34,6 +36,28 @@ pub async fn oauth_config(interactive: bool) -> Result<OAuthConfig, String> {
         ),
         None => None,
     };
+    if let Some(path) = var("TESSERA_WORKLOAD_TOKEN_FILE") {
+        // The file is read at each run: platforms rotate these tokens.
+        let jwt = std::fs::read_to_string(&path)
+            .map_err(|e| format!("cannot read TESSERA_WORKLOAD_TOKEN_FILE {path}: {e}"))?;
+        return Ok(OAuthConfig {
+            redirect_uri: "http://127.0.0.1/unused".into(),
+            client_name: "tessera-cli".into(),
+            client_metadata_url: None,
+            pre_registered: var("TESSERA_CLIENT_ID").map(|client_id| {
+                tessera_client::PreRegistered {
+                    client_id,
+                    client_secret: None,
+                    issuer: var("TESSERA_CLIENT_ISSUER"),
+                    private_key_pem: None,
+                }
+            }),
+            authorizer: Arc::new(NoBrowser),
+            store: None,
+            client_credentials: false,
+            workload_jwt: Some(jwt.trim().to_owned()),
+        });
+    }
     let secret = var("TESSERA_CLIENT_SECRET");
     if let (Some(client_id), true) = (var("TESSERA_CLIENT_ID"), secret.is_some() || key.is_some()) {
         return Ok(OAuthConfig {
@@ -49,6 +73,7 @@ pub async fn oauth_config(interactive: bool) -> Result<OAuthConfig, String> {
             authorizer: Arc::new(NoBrowser),
             store: None,
             client_credentials: true,
+            workload_jwt: None,
         });
     }
     let listener = TcpListener::bind("127.0.0.1:0")
@@ -67,6 +92,7 @@ pub async fn oauth_config(interactive: bool) -> Result<OAuthConfig, String> {
         }),
         store: Some(Arc::new(TokenFile::default_location()?)),
         client_credentials: false,
+        workload_jwt: None,
     })
 }
 

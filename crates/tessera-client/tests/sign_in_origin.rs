@@ -75,6 +75,7 @@ async fn resource_metadata_on_another_origin_is_not_fetched() {
             authorizer: Arc::new(NoOne),
             store: None,
             client_credentials: false,
+            workload_jwt: None,
         })
         .timeout(Duration::from_secs(5))
         .build()

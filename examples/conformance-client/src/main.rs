@@ -136,6 +136,10 @@ fn oauth(scenario: &str, context: &Value) -> Result<OAuthConfig, ClientError> {
         store: None,
         // The machine sign-in scenarios: the client signs in as itself.
         client_credentials: scenario.starts_with("auth/client-credentials"),
+        // Workload identity: the platform's JWT, as the scenario hands it over.
+        workload_jwt: (scenario == "auth/wif-jwt-bearer")
+            .then(|| field("valid_jwt"))
+            .flatten(),
     })
 }
 

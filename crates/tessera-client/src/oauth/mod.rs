@@ -140,4 +140,10 @@ pub struct OAuthConfig {
     /// secret (sent as `client_secret_basic`, or `client_secret_post` where
     /// the authorization server offers only that); `authorizer` is not used.
     pub client_credentials: bool,
+    /// A JWT the platform issued to this workload (a Kubernetes service
+    /// account token, a cloud identity token): sign in with it through the
+    /// RFC 7523 JWT bearer grant (workload identity federation, SEP-1933),
+    /// as the pre-registered `client_id` when there is one. A refusal is
+    /// reported as it is: no retry, no other grant.
+    pub workload_jwt: Option<String>,
 }

@@ -20,6 +20,8 @@ enum TokenAuth {
     /// RFC 7523: a JWT signed with the client's key (PEM).
     PrivateKeyJwt(String),
     None,
+    /// No client identity at all (a workload's JWT bearer grant).
+    Anonymous,
 }
 
 /// A client identity at one authorization server.
@@ -141,9 +143,9 @@ impl OAuthSession {
             TokenAuth::Basic => "client_secret_basic",
             TokenAuth::Post => "client_secret_post",
             TokenAuth::None => "none",
-            // A client that proves itself with its key signs in again each
-            // run: nothing of it is written down.
-            TokenAuth::PrivateKeyJwt(_) => return,
+            // A client that proves itself with its key, or a workload with
+            // its token, signs in again each run: nothing is written down.
+            TokenAuth::PrivateKeyJwt(_) | TokenAuth::Anonymous => return,
         };
         store.save(
             self.server.as_str(),
@@ -266,6 +268,11 @@ impl OAuthSession {
         {
             scopes.insert("offline_access".into());
         }
+        if let Some(jwt) = self.config.workload_jwt.clone() {
+            return self
+                .jwt_bearer(&server, &resource.resource, &jwt, scopes)
+                .await;
+        }
         let registration = self.registration(&server).await?;
         if self.config.client_credentials {
             return self
@@ -352,6 +359,50 @@ impl OAuthSession {
         Ok(())
     }
 
+    /// The JWT bearer grant (RFC 7523 §2.1) with the workload's own token.
+    async fn jwt_bearer(
+        &mut self,
+        server: &AuthorizationServer,
+        resource: &str,
+        jwt: &str,
+        mut scopes: BTreeSet<String>,
+    ) -> Result<(), ClientError> {
+        scopes.remove("offline_access");
+        let registration = match &self.config.pre_registered {
+            Some(pre) => Registration {
+                issuer: server.issuer.clone(),
+                client_id: pre.client_id.clone(),
+                client_secret: None,
+                auth: TokenAuth::None,
+            },
+            None => Registration {
+                issuer: server.issuer.clone(),
+                client_id: String::new(),
+                client_secret: None,
+                auth: TokenAuth::Anonymous,
+            },
+        };
+        let mut form = vec![
+            (
+                "grant_type",
+                "urn:ietf:params:oauth:grant-type:jwt-bearer".to_owned(),
+            ),
+            ("assertion", jwt.to_owned()),
+            ("resource", resource.to_owned()),
+        ];
+        if !scopes.is_empty() {
+            form.push((
+                "scope",
+                scopes.iter().cloned().collect::<Vec<_>>().join(" "),
+            ));
+        }
+        let token = self.token_request(server, &registration, &mut form).await?;
+        self.requested = scopes;
+        self.access_token = Some(token.access_token);
+        self.refresh_token = None;
+        Ok(())
+    }
+
     /// A new access token from `refresh_token`.
     async fn refresh(&mut self, refresh_token: &str) -> Result<(), ClientError> {
         let (Some(resource), Some(server), Some(registration)) = (
@@ -416,6 +467,7 @@ impl OAuthSession {
                 ));
             }
             TokenAuth::None => form.push(("client_id", registration.client_id.clone())),
+            TokenAuth::Anonymous => {}
         }
         let body = url::form_urlencoded::Serializer::new(String::new())
             .extend_pairs(form.iter().map(|(k, v)| (*k, v.as_str())))
