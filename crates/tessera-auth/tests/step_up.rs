@@ -98,6 +98,8 @@ async fn sign_in_refused_for_a_scope_then_step_up() {
             store: None,
             client_credentials: false,
             workload_jwt: None,
+            enterprise: None,
+            dpop: true,
         })
         .build()
         .unwrap();

@@ -56,6 +56,8 @@ pub async fn oauth_config(interactive: bool) -> Result<OAuthConfig, String> {
             store: None,
             client_credentials: false,
             workload_jwt: Some(jwt.trim().to_owned()),
+            enterprise: None,
+            dpop: true,
         });
     }
     let secret = var("TESSERA_CLIENT_SECRET");
@@ -74,6 +76,8 @@ pub async fn oauth_config(interactive: bool) -> Result<OAuthConfig, String> {
             store: None,
             client_credentials: true,
             workload_jwt: None,
+            enterprise: None,
+            dpop: true,
         });
     }
     let listener = TcpListener::bind("127.0.0.1:0")
@@ -93,6 +97,8 @@ pub async fn oauth_config(interactive: bool) -> Result<OAuthConfig, String> {
         store: Some(Arc::new(TokenFile::default_location()?)),
         client_credentials: false,
         workload_jwt: None,
+        enterprise: None,
+        dpop: true,
     })
 }
 

@@ -10,6 +10,7 @@ use tessera_protocol::{JsonRpcErrorResponse, JsonRpcResultResponse, RequestId};
 use crate::ClientError;
 use crate::NotificationHandler;
 use crate::mcp_headers::encode_header_value;
+use crate::oauth::AccessToken;
 use tessera_protocol::sse::{MAX_EVENT_BYTES, SseParser};
 
 /// One MCP endpoint reached over HTTP.
@@ -33,14 +34,14 @@ pub(crate) struct Mirrored<'a> {
     /// A stream that lasts as long as the server keeps it (`subscriptions/listen`): no total time limit.
     pub(crate) open_ended: bool,
     /// An OAuth access token, sent instead of the configured bearer token.
-    pub(crate) token: Option<&'a str>,
+    pub(crate) token: Option<&'a AccessToken>,
 }
 
 /// How answers to requests pushed on a response stream are sent: in the
 /// request's version, with its credentials.
 struct Answering<'a> {
     version: &'a str,
-    token: Option<&'a str>,
+    token: Option<&'a AccessToken>,
     /// Whether the exchange has no time limit (a call a person may answer in).
     open_ended: bool,
 }
@@ -79,9 +80,7 @@ impl HttpTransport {
         for (header, value) in mirrored.params {
             request = request.header(header, value);
         }
-        if let Some(token) = mirrored.token.or(self.bearer.as_deref()) {
-            request = request.bearer_auth(token);
-        }
+        request = self.present(mirrored.token, request, "POST");
         if mirrored.open_ended {
             request = request.timeout(OPEN_ENDED);
         }
@@ -93,18 +92,24 @@ impl HttpTransport {
             .send()
             .await
             .map_err(ClientError::Transport)?;
+        // A server's DPoP nonce goes into the next proof (the retry of a
+        // `use_dpop_nonce` challenge among them).
+        if let Some(token) = mirrored.token {
+            token.note_nonce(&response);
+        }
         // A challenge: the caller may sign in and retry.
         let status = response.status().as_u16();
-        if let (401 | 403, Some(challenge)) = (
-            status,
-            response
-                .headers()
-                .get("www-authenticate")
-                .and_then(|v| v.to_str().ok()),
-        ) {
+        // Every challenge counts (a server taking Bearer and DPoP sends both).
+        let challenges: Vec<&str> = response
+            .headers()
+            .get_all("www-authenticate")
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .collect();
+        if matches!(status, 401 | 403) && !challenges.is_empty() {
             return Err(ClientError::Unauthorized {
                 status,
-                challenge: challenge.to_owned(),
+                challenge: challenges.join(", "),
             });
         }
         if let Some(session) = response
@@ -123,6 +128,21 @@ impl HttpTransport {
             .await
     }
 
+    /// `request` with its credentials: the OAuth access token (with a DPoP
+    /// proof for `method` when it is bound), else the configured bearer token.
+    fn present(
+        &self,
+        token: Option<&AccessToken>,
+        request: reqwest::RequestBuilder,
+        method: &str,
+    ) -> reqwest::RequestBuilder {
+        match (token, &self.bearer) {
+            (Some(token), _) => token.present(request, method, self.url.as_str()),
+            (None, Some(bearer)) => request.bearer_auth(bearer),
+            (None, None) => request,
+        }
+    }
+
     fn session(&self) -> Option<String> {
         self.session
             .lock()
@@ -137,7 +157,7 @@ impl HttpTransport {
         &self,
         body: &Value,
         version: &str,
-        token: Option<&str>,
+        token: Option<&AccessToken>,
     ) -> Result<(), ClientError> {
         let mut request = self
             .http
@@ -148,9 +168,7 @@ impl HttpTransport {
         if let Some(session) = self.session() {
             request = request.header("Mcp-Session-Id", session);
         }
-        if let Some(token) = token.or(self.bearer.as_deref()) {
-            request = request.bearer_auth(token);
-        }
+        request = self.present(token, request, "POST");
         let response = request
             .body(serde_json::to_vec(body).unwrap_or_default())
             .send()
@@ -166,7 +184,7 @@ impl HttpTransport {
 
     /// Ends an initialize-era session (`DELETE` with its id), if there is one;
     /// a server that does not allow it (405) or forgot it (404) is fine.
-    pub(crate) async fn end_session(&self, version: &str, token: Option<&str>) {
+    pub(crate) async fn end_session(&self, version: &str, token: Option<&AccessToken>) {
         let Some(session) = self.session() else {
             return;
         };
@@ -175,9 +193,7 @@ impl HttpTransport {
             .delete(self.url.clone())
             .header("Mcp-Session-Id", session)
             .header("MCP-Protocol-Version", version);
-        if let Some(token) = token.or(self.bearer.as_deref()) {
-            request = request.bearer_auth(token);
-        }
+        request = self.present(token, request, "DELETE");
         match request.send().await {
             Ok(r) if r.status().is_success() || matches!(r.status().as_u16(), 404 | 405) => {}
             Ok(r) => tracing::debug!(
@@ -195,7 +211,7 @@ impl HttpTransport {
     pub(crate) async fn standalone_stream(
         &self,
         version: &str,
-        token: Option<&str>,
+        token: Option<&AccessToken>,
         on_notification: &NotificationHandler,
     ) -> Result<(), ClientError> {
         let response = self.open_standalone(version, token).await?;
@@ -208,7 +224,7 @@ impl HttpTransport {
     pub(crate) async fn open_standalone(
         &self,
         version: &str,
-        token: Option<&str>,
+        token: Option<&AccessToken>,
     ) -> Result<reqwest::Response, ClientError> {
         let mut request = self
             .http
@@ -219,9 +235,7 @@ impl HttpTransport {
         if let Some(session) = self.session() {
             request = request.header("Mcp-Session-Id", session);
         }
-        if let Some(token) = token.or(self.bearer.as_deref()) {
-            request = request.bearer_auth(token);
-        }
+        request = self.present(token, request, "GET");
         let response = request.send().await.map_err(ClientError::Transport)?;
         match response.status().as_u16() {
             200..=299 => Ok(response),
@@ -240,7 +254,7 @@ impl HttpTransport {
         &self,
         mut response: reqwest::Response,
         version: &str,
-        token: Option<&str>,
+        token: Option<&AccessToken>,
         on_notification: &NotificationHandler,
     ) -> Result<(), ClientError> {
         let answering = Answering {
@@ -339,9 +353,7 @@ impl HttpTransport {
         if let Some(session) = self.session() {
             request = request.header("Mcp-Session-Id", session);
         }
-        if let Some(token) = answering.token.or(self.bearer.as_deref()) {
-            request = request.bearer_auth(token);
-        }
+        request = self.present(answering.token, request, "GET");
         let response = match request.send().await {
             Ok(response) => response,
             Err(e) if e.is_timeout() => return Err(ClientError::Transport(e)),

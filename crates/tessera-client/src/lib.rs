@@ -52,8 +52,8 @@ pub use listener::{ListenEvent, Listener};
 pub use mcp_headers::{encode_header_value, invalid_header_annotation};
 pub use notification::NotificationHandler;
 pub use oauth::{
-    Authorizer, BearerChallenge, HeadlessAuthorizer, OAuthConfig, PreRegistered, StoredTokens,
-    TokenStore,
+    Authorizer, BearerChallenge, EnterpriseSignIn, HeadlessAuthorizer, OAuthConfig, PreRegistered,
+    StoredTokens, TokenStore,
 };
 pub use scripted::{ScriptedAnswer, ScriptedElicitor};
 pub use tessera_protocol::BoxFuture;

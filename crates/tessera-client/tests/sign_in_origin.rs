@@ -76,6 +76,8 @@ async fn resource_metadata_on_another_origin_is_not_fetched() {
             store: None,
             client_credentials: false,
             workload_jwt: None,
+            enterprise: None,
+            dpop: true,
         })
         .timeout(Duration::from_secs(5))
         .build()

@@ -15,17 +15,29 @@ impl BearerChallenge {
     /// Reads the Bearer challenge of a `WWW-Authenticate` value (parameters in any order,
     /// quoted or bare); `None` when it has no Bearer challenge.
     pub fn parse(header: &str) -> Option<Self> {
+        Self::parse_scheme(header, "Bearer")
+    }
+
+    /// Reads the challenge of `scheme` (e.g. `DPoP`, RFC 9449 §7.1, whose
+    /// parameters are a Bearer challenge's) in a `WWW-Authenticate` value
+    /// that may hold several; `None` when it has none.
+    pub fn parse_scheme(header: &str, scheme: &str) -> Option<Self> {
         // The scheme starts the header or follows a comma (several challenges),
         // and is a whole word: `Basic realm="bearer"` has no Bearer challenge.
         let bytes = header.as_bytes();
-        let start = (0..bytes.len().saturating_sub(5))
-            .filter(|&i| bytes[i..i + 6].eq_ignore_ascii_case(b"bearer"))
+        let len = scheme.len();
+        let start = (0..(bytes.len() + 1).saturating_sub(len))
+            .filter(|&i| bytes[i..i + len].eq_ignore_ascii_case(scheme.as_bytes()))
             .filter(|&i| {
                 let before = header.get(..i).unwrap_or("").trim_end();
                 before.is_empty() || before.ends_with(',')
             })
-            .find(|&i| bytes.get(i + 6).is_none_or(u8::is_ascii_whitespace))
-            .map(|i| i + 6)?;
+            .find(|&i| {
+                bytes
+                    .get(i + len)
+                    .is_none_or(|b| b.is_ascii_whitespace() || *b == b',')
+            })
+            .map(|i| i + len)?;
         let mut out = Self::default();
         let mut rest = header[start..].trim_start();
         while !rest.is_empty() {
@@ -35,6 +47,10 @@ impl BearerChallenge {
                 .trim_start_matches(',')
                 .trim()
                 .to_ascii_lowercase();
+            // `Scheme param=`: the next challenge begins; its parameters are not ours.
+            if name.contains(char::is_whitespace) {
+                break;
+            }
             rest = rest[eq + 1..].trim_start();
             let value;
             if let Some(quoted) = rest.strip_prefix('"') {
@@ -117,5 +133,26 @@ mod tests {
         assert_eq!(c.scope.as_deref(), Some("s"));
         let c = BearerChallenge::parse(r#"Bearer scope="a \"b\" c""#).unwrap();
         assert_eq!(c.scope.as_deref(), Some(r#"a "b" c"#));
+    }
+
+    /// RFC 9449 §7.1: a resource taking both schemes challenges with both;
+    /// each challenge's parameters stay its own.
+    #[test]
+    fn several_challenges_keep_their_own_parameters() {
+        let header = r#"Bearer resource_metadata="https://r/m", DPoP algs="ES256 PS256", error="use_dpop_nonce", error_description="Resource server requires nonce in DPoP proof""#;
+        let bearer = BearerChallenge::parse(header).unwrap();
+        assert_eq!(bearer.error, None);
+        assert_eq!(bearer.resource_metadata.as_deref(), Some("https://r/m"));
+        let dpop = BearerChallenge::parse_scheme(header, "DPoP").unwrap();
+        assert_eq!(dpop.error.as_deref(), Some("use_dpop_nonce"));
+        assert_eq!(dpop.resource_metadata, None);
+        let alone = BearerChallenge::parse_scheme(r#"DPoP resource_metadata="x""#, "dpop").unwrap();
+        assert_eq!(alone.resource_metadata.as_deref(), Some("x"));
+        assert!(BearerChallenge::parse_scheme("DPoPx a=1", "DPoP").is_none());
+        assert!(BearerChallenge::parse_scheme("Bearer", "DPoP").is_none());
+        assert_eq!(
+            BearerChallenge::parse_scheme("DPoP", "DPoP"),
+            Some(BearerChallenge::default())
+        );
     }
 }

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 use tessera_client::{
-    BoxFuture, ClientError, Elicitor, HeadlessAuthorizer, InputKinds, McpClient, OAuthConfig,
-    PreRegistered,
+    BoxFuture, ClientError, Elicitor, EnterpriseSignIn, HeadlessAuthorizer, InputKinds, McpClient,
+    OAuthConfig, PreRegistered,
 };
 use tessera_protocol::{ElicitFormParams, ElicitResult, ElicitUrlParams, PrimitiveSchema};
 
@@ -140,6 +140,20 @@ fn oauth(scenario: &str, context: &Value) -> Result<OAuthConfig, ClientError> {
         workload_jwt: (scenario == "auth/wif-jwt-bearer")
             .then(|| field("valid_jwt"))
             .flatten(),
+        // Enterprise-managed authorization: the user's ID token from the
+        // scenario's identity provider, exchanged there for an ID-JAG.
+        enterprise: match (
+            scenario == "auth/enterprise-managed-authorization",
+            field("idp_id_token"),
+            field("idp_token_endpoint"),
+            field("idp_client_id"),
+        ) {
+            (true, Some(token), Some(endpoint), Some(client)) => {
+                Some(EnterpriseSignIn::id_token(token, endpoint, client))
+            }
+            _ => None,
+        },
+        dpop: true,
     })
 }
 

@@ -136,14 +136,14 @@ impl McpClient {
             Transport::Stdio(stdio) => stdio.notify(&initialized).await?,
             Transport::Http(http) => {
                 let token = self.oauth_token().await;
-                http.post_message(&initialized, version, token.as_deref())
+                http.post_message(&initialized, version, token.as_ref())
                     .await?;
                 if self.standalone_stream {
                     // Open before the handshake returns, so that a request the
                     // server sends there once a call starts is not lost.
                     let opened = tokio::time::timeout(
                         self.timeout,
-                        http.open_standalone(version, token.as_deref()),
+                        http.open_standalone(version, token.as_ref()),
                     )
                     .await
                     .unwrap_or_else(|_| {
@@ -160,7 +160,7 @@ impl McpClient {
                                 .unwrap_or_else(|| Arc::new(|_: &Value| {}));
                             let task = tokio::spawn(async move {
                                 if let Err(e) = http
-                                    .read_standalone(response, &version, token.as_deref(), &handler)
+                                    .read_standalone(response, &version, token.as_ref(), &handler)
                                     .await
                                 {
                                     tracing::info!(error = %e, "the session's standalone stream ended");

@@ -46,7 +46,7 @@ impl McpClient {
                         if oauth.lock().await.token().is_none() {
                             self.request("server/discover", JsonObject::new()).await?;
                         }
-                        oauth.lock().await.token().map(str::to_owned)
+                        oauth.lock().await.credential()
                     }
                     None => None,
                 };
@@ -62,7 +62,7 @@ impl McpClient {
                         name: None,
                         params: Vec::new(),
                         open_ended: true,
-                        token: token.as_deref(),
+                        token: token.as_ref(),
                     };
                     let end = http.exchange(&body, id, mirrored, Some(&forward)).await;
                     let _ = tx.send(ended(end));
@@ -177,7 +177,7 @@ impl McpClient {
                 }
             });
             let end = http
-                .standalone_stream(&version, token.as_deref(), &forward)
+                .standalone_stream(&version, token.as_ref(), &forward)
                 .await;
             let _ = tx.send(end.map(|()| ListenEvent::Ended));
         });

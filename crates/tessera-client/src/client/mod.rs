@@ -263,16 +263,16 @@ impl McpClient {
             Transport::Stdio(stdio) => stdio.close(Duration::from_secs(2)).await,
             Transport::Http(http) => {
                 let token = self.oauth_token().await;
-                http.end_session(&self.protocol_version(), token.as_deref())
+                http.end_session(&self.protocol_version(), token.as_ref())
                     .await;
             }
         }
     }
 
     /// The OAuth access token in use, if the client signed in.
-    pub(super) async fn oauth_token(&self) -> Option<String> {
+    pub(super) async fn oauth_token(&self) -> Option<crate::oauth::AccessToken> {
         match &self.oauth {
-            Some(oauth) => oauth.lock().await.token().map(str::to_owned),
+            Some(oauth) => oauth.lock().await.credential(),
             None => None,
         }
     }
@@ -458,9 +458,9 @@ impl McpClient {
         let mut tries = 0;
         loop {
             tries += 1;
-            let token = oauth.lock().await.token().map(str::to_owned);
+            let token = oauth.lock().await.credential();
             let attempt = Mirrored {
-                token: token.as_deref(),
+                token: token.as_ref(),
                 params: mirrored.params.clone(),
                 ..mirrored
             };
@@ -471,7 +471,7 @@ impl McpClient {
                 Err(ClientError::Unauthorized { status, challenge }) if tries < 3 => {
                     let mut session = oauth.lock().await;
                     // Another request may have signed in meanwhile: then just retry with its token.
-                    if session.token() == token.as_deref() {
+                    if session.token() == token.as_ref().map(|t| t.token.as_str()) {
                         session.answer(status, &challenge).await?;
                         // Another authorization context: "Caches MUST NOT be
                         // shared across authorization contexts".

@@ -18,6 +18,9 @@ pub(crate) struct ProtectedResource {
     /// Scopes the resource knows.
     #[serde(default)]
     pub(crate) scopes_supported: Option<Vec<String>>,
+    /// Whether the resource takes only DPoP-bound tokens (RFC 9728 §2).
+    #[serde(default)]
+    pub(crate) dpop_bound_access_tokens_required: bool,
 }
 
 /// RFC 8414 authorization server metadata (the fields a client uses).
@@ -40,6 +43,9 @@ pub(crate) struct AuthorizationServer {
     pub(crate) client_id_metadata_document_supported: bool,
     #[serde(default)]
     pub(crate) authorization_response_iss_parameter_supported: bool,
+    /// The algorithms it takes DPoP proofs in (RFC 9449 §5.1): it offers DPoP.
+    #[serde(default)]
+    pub(crate) dpop_signing_alg_values_supported: Option<Vec<String>>,
 }
 
 fn auth_error(message: impl Into<String>) -> ClientError {

@@ -2,14 +2,18 @@
 //! Protected Resource Metadata from the 401, authorization-server discovery,
 //! client registration (pre-registered, Client ID Metadata Document, or
 //! dynamic), PKCE S256, `resource` on both requests, the scope strategy,
-//! RFC 9207 `iss` checks, refresh, and step-up on `insufficient_scope`.
+//! RFC 9207 `iss` checks, refresh, and step-up on `insufficient_scope`;
+//! machine sign-in (client credentials, workload identity), enterprise-managed
+//! authorization, and DPoP-bound tokens.
 
+mod dpop;
 mod metadata;
 mod pkce;
 mod session;
 
 use std::sync::Arc;
 
+pub(crate) use dpop::AccessToken;
 pub(crate) use session::OAuthSession;
 pub use tessera_protocol::BearerChallenge;
 use tessera_protocol::BoxFuture;
@@ -146,4 +150,68 @@ pub struct OAuthConfig {
     /// as the pre-registered `client_id` when there is one. A refusal is
     /// reported as it is: no retry, no other grant.
     pub workload_jwt: Option<String>,
+    /// Sign in through the user's enterprise identity provider
+    /// (enterprise-managed authorization, SEP-990): the identity provider
+    /// exchanges the user's single sign-on assertion for an identity
+    /// assertion grant for this server's authorization server, which the
+    /// client then trades for an access token with the JWT bearer grant,
+    /// authenticating with its [`pre_registered`](Self::pre_registered)
+    /// credentials. No browser: the person signed in already.
+    pub enterprise: Option<EnterpriseSignIn>,
+    /// Bind access tokens to a key made for this session with DPoP (RFC 9449,
+    /// the MCP DPoP extension) wherever the authorization server offers it:
+    /// every request then carries a fresh proof of the key, and a token that
+    /// leaks is worth nothing without it. Bound tokens are never written to
+    /// the [`store`](Self::store) (the key is not kept).
+    pub dpop: bool,
+}
+
+/// What a client holds to sign in through an enterprise identity provider
+/// (SEP-990): the user's assertion from single sign-on, and the provider's
+/// token endpoint with the client's credentials there.
+#[derive(Clone)]
+pub struct EnterpriseSignIn {
+    /// The user's assertion from single sign-on: an OpenID Connect ID token
+    /// (or a SAML assertion, with [`assertion_type`](Self::assertion_type)).
+    pub assertion: String,
+    /// Its RFC 8693 token type: `urn:ietf:params:oauth:token-type:id_token`
+    /// ([`EnterpriseSignIn::ID_TOKEN`]) or `…:saml2`.
+    pub assertion_type: String,
+    /// The identity provider's token endpoint (RFC 8693 token exchange).
+    pub token_endpoint: String,
+    /// This client's id at the identity provider (the ID token's audience).
+    pub client_id: String,
+    /// Its secret there, for confidential clients.
+    pub client_secret: Option<String>,
+}
+
+impl EnterpriseSignIn {
+    /// The token type of an OpenID Connect ID token.
+    pub const ID_TOKEN: &'static str = "urn:ietf:params:oauth:token-type:id_token";
+
+    /// Signs in with `id_token`, exchanged at `token_endpoint` as `client_id`.
+    pub fn id_token(
+        id_token: impl Into<String>,
+        token_endpoint: impl Into<String>,
+        client_id: impl Into<String>,
+    ) -> Self {
+        Self {
+            assertion: id_token.into(),
+            assertion_type: Self::ID_TOKEN.into(),
+            token_endpoint: token_endpoint.into(),
+            client_id: client_id.into(),
+            client_secret: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for EnterpriseSignIn {
+    /// The assertion and the secret are credentials: never printed.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EnterpriseSignIn")
+            .field("assertion_type", &self.assertion_type)
+            .field("token_endpoint", &self.token_endpoint)
+            .field("client_id", &self.client_id)
+            .finish_non_exhaustive()
+    }
 }

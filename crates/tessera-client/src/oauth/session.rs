@@ -7,6 +7,9 @@ use base64::Engine as _;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use std::sync::Arc;
+
+use super::dpop::{AccessToken, DpopKey, ProofFor};
 use super::metadata::{self, AuthorizationServer, ProtectedResource};
 use super::pkce::{Pkce, random_token};
 use super::{BearerChallenge, OAuthConfig};
@@ -46,6 +49,12 @@ pub(crate) struct OAuthSession {
     registration: Option<Registration>,
     access_token: Option<String>,
     refresh_token: Option<String>,
+    /// The session's DPoP key, made once the authorization server offers DPoP.
+    dpop: Option<Arc<DpopKey>>,
+    /// Whether the access token is bound to that key (`token_type` DPoP).
+    bound: bool,
+    /// Whether the server challenged with the DPoP scheme.
+    dpop_challenged: bool,
     /// Every scope requested so far (step-up asks for their union with the new ones).
     requested: BTreeSet<String>,
     authorizations: usize,
@@ -90,6 +99,9 @@ fn auth_error(message: impl Into<String>) -> ClientError {
 #[derive(Deserialize)]
 struct TokenResponse {
     access_token: String,
+    /// `Bearer`, or `DPoP` for a token bound to the proof's key.
+    #[serde(default)]
+    token_type: Option<String>,
     #[serde(default)]
     refresh_token: Option<String>,
 }
@@ -111,6 +123,9 @@ impl OAuthSession {
             registration: None,
             access_token: None,
             refresh_token: None,
+            dpop: None,
+            bound: false,
+            dpop_challenged: false,
             requested: BTreeSet::new(),
             authorizations: 0,
         };
@@ -132,6 +147,20 @@ impl OAuthSession {
         Ok(session)
     }
 
+    /// Takes a new access token (and whether it is bound to the DPoP key)
+    /// and, where there is one, its refresh token.
+    fn take(&mut self, token: TokenResponse) {
+        self.bound = self.dpop.is_some()
+            && token
+                .token_type
+                .as_deref()
+                .is_some_and(|t| t.eq_ignore_ascii_case("DPoP"));
+        self.access_token = Some(token.access_token);
+        if token.refresh_token.is_some() {
+            self.refresh_token = token.refresh_token;
+        }
+    }
+
     /// Keeps the current tokens in the store, if there is one.
     fn persist(&self) {
         let (Some(store), Some(registration), Some(access_token)) =
@@ -139,6 +168,11 @@ impl OAuthSession {
         else {
             return;
         };
+        // A token bound to this session's key is worth nothing without it,
+        // and the key is never written down.
+        if self.bound {
+            return;
+        }
         let method = match &registration.auth {
             TokenAuth::Basic => "client_secret_basic",
             TokenAuth::Post => "client_secret_post",
@@ -161,16 +195,61 @@ impl OAuthSession {
         );
     }
 
-    /// The bearer token to send, if signed in.
+    /// The access token, if signed in.
     pub(crate) fn token(&self) -> Option<&str> {
         self.access_token.as_deref()
+    }
+
+    /// The access token as requests present it: bearer, or with proofs of the session's key.
+    pub(crate) fn credential(&self) -> Option<AccessToken> {
+        Some(AccessToken {
+            token: self.access_token.clone()?,
+            dpop: self.dpop.clone().filter(|_| self.bound),
+        })
+    }
+
+    /// The session's DPoP key, made when first needed: where the client may
+    /// use DPoP and the authorization server offers ES256 for it (or says
+    /// nothing of algorithms while the resource asks for DPoP).
+    fn dpop_key(&mut self, server: &AuthorizationServer) -> Result<(), ClientError> {
+        if !self.config.dpop || self.dpop.is_some() {
+            return Ok(());
+        }
+        let wanted = match &server.dpop_signing_alg_values_supported {
+            Some(algs) => algs.iter().any(|a| a == super::dpop::ALGORITHM),
+            None => {
+                self.dpop_challenged
+                    || self
+                        .resource
+                        .as_ref()
+                        .is_some_and(|r| r.dpop_bound_access_tokens_required)
+            }
+        };
+        if wanted {
+            self.dpop = Some(Arc::new(DpopKey::generate()?));
+        }
+        Ok(())
     }
 
     /// Answers a challenge (`401`, or `403` with `insufficient_scope`): signs
     /// in, refreshes, or steps up, so the request can be retried; an error when
     /// retrying cannot help.
     pub(crate) async fn answer(&mut self, status: u16, header: &str) -> Result<(), ClientError> {
-        let challenge = BearerChallenge::parse(header).unwrap_or_default();
+        let dpop = BearerChallenge::parse_scheme(header, "DPoP");
+        let bearer = BearerChallenge::parse(header);
+        self.dpop_challenged |= dpop.is_some();
+        // The challenge of the scheme the token was presented with comes first.
+        let challenge = if self.bound {
+            dpop.or(bearer)
+        } else {
+            bearer.or(dpop)
+        }
+        .unwrap_or_default();
+        // RFC 9449 §9: the server wants its nonce in the proof. The transport
+        // kept the one it sent; the request is retried with it.
+        if status == 401 && self.bound && challenge.error.as_deref() == Some("use_dpop_nonce") {
+            return Ok(());
+        }
         if status == 403 {
             if challenge.error.as_deref() != Some("insufficient_scope") {
                 return Err(auth_error(format!(
@@ -268,12 +347,24 @@ impl OAuthSession {
         {
             scopes.insert("offline_access".into());
         }
+        self.dpop_key(&server)?;
         if let Some(jwt) = self.config.workload_jwt.clone() {
             return self
                 .jwt_bearer(&server, &resource.resource, &jwt, scopes)
                 .await;
         }
         let registration = self.registration(&server).await?;
+        if let Some(enterprise) = self.config.enterprise.clone() {
+            return self
+                .enterprise(
+                    &server,
+                    &registration,
+                    &resource.resource,
+                    &enterprise,
+                    scopes,
+                )
+                .await;
+        }
         if self.config.client_credentials {
             return self
                 .client_credentials(&server, &registration, &resource.resource, scopes)
@@ -306,19 +397,17 @@ impl OAuthSession {
             .authorize(url.as_str(), &self.config.redirect_uri)
             .await?;
         let code = read_callback(&callback, &state, &server)?;
-        let mut form = vec![
+        let form = vec![
             ("grant_type", "authorization_code".to_owned()),
             ("code", code),
             ("redirect_uri", self.config.redirect_uri.clone()),
             ("code_verifier", pkce.verifier),
             ("resource", resource.resource.clone()),
         ];
-        let token = self
-            .token_request(&server, &registration, &mut form)
-            .await?;
+        let token = self.token_request(&server, &registration, &form).await?;
         self.requested = scopes;
-        self.access_token = Some(token.access_token);
-        self.refresh_token = token.refresh_token;
+        self.refresh_token = None;
+        self.take(token);
         self.persist();
         Ok(())
     }
@@ -351,10 +440,10 @@ impl OAuthSession {
                 scopes.iter().cloned().collect::<Vec<_>>().join(" "),
             ));
         }
-        let token = self.token_request(server, registration, &mut form).await?;
+        let token = self.token_request(server, registration, &form).await?;
         self.requested = scopes;
-        self.access_token = Some(token.access_token);
-        self.refresh_token = token.refresh_token;
+        self.refresh_token = None;
+        self.take(token);
         self.persist();
         Ok(())
     }
@@ -396,11 +485,99 @@ impl OAuthSession {
                 scopes.iter().cloned().collect::<Vec<_>>().join(" "),
             ));
         }
-        let token = self.token_request(server, &registration, &mut form).await?;
+        let token = self.token_request(server, &registration, &form).await?;
         self.requested = scopes;
-        self.access_token = Some(token.access_token);
+        self.take(token);
+        // The workload signs in again with its platform token: nothing else is kept.
         self.refresh_token = None;
         Ok(())
+    }
+
+    /// Enterprise-managed authorization (SEP-990): the user's single sign-on
+    /// assertion exchanged at the identity provider for an identity assertion
+    /// grant (ID-JAG) naming this authorization server and resource, then the
+    /// grant traded here through the JWT bearer grant. An ID-JAG is good for
+    /// one token request, so it is asked for each time, never kept.
+    async fn enterprise(
+        &mut self,
+        server: &AuthorizationServer,
+        registration: &Registration,
+        resource: &str,
+        enterprise: &super::EnterpriseSignIn,
+        mut scopes: BTreeSet<String>,
+    ) -> Result<(), ClientError> {
+        // The identity provider signs the user in again whenever needed.
+        scopes.remove("offline_access");
+        let scope = scopes.iter().cloned().collect::<Vec<_>>().join(" ");
+        let grant = self
+            .identity_assertion_grant(enterprise, &server.issuer, resource, &scope)
+            .await?;
+        let mut form = vec![
+            (
+                "grant_type",
+                "urn:ietf:params:oauth:grant-type:jwt-bearer".to_owned(),
+            ),
+            ("assertion", grant),
+            ("resource", resource.to_owned()),
+        ];
+        if !scope.is_empty() {
+            form.push(("scope", scope));
+        }
+        let token = self.token_request(server, registration, &form).await?;
+        self.requested = scopes;
+        self.refresh_token = None;
+        self.take(token);
+        self.persist();
+        Ok(())
+    }
+
+    /// The RFC 8693 token exchange at the identity provider: "`audience`
+    /// MUST be the issuer identifier of the Resource Authorization Server",
+    /// `resource` the MCP server's, the client authenticated as at sign-on.
+    async fn identity_assertion_grant(
+        &self,
+        enterprise: &super::EnterpriseSignIn,
+        audience: &str,
+        resource: &str,
+        scope: &str,
+    ) -> Result<String, ClientError> {
+        const ID_JAG: &str = "urn:ietf:params:oauth:token-type:id-jag";
+        metadata::check_url(&enterprise.token_endpoint)?;
+        let mut form = vec![
+            (
+                "grant_type",
+                "urn:ietf:params:oauth:grant-type:token-exchange",
+            ),
+            ("requested_token_type", ID_JAG),
+            ("subject_token", enterprise.assertion.as_str()),
+            ("subject_token_type", enterprise.assertion_type.as_str()),
+            ("audience", audience),
+            ("resource", resource),
+            ("client_id", enterprise.client_id.as_str()),
+        ];
+        if let Some(secret) = &enterprise.client_secret {
+            form.push(("client_secret", secret));
+        }
+        if !scope.is_empty() {
+            form.push(("scope", scope));
+        }
+        let request = self.http.post(&enterprise.token_endpoint);
+        let answer: Value = post_form(request, &form)
+            .await?
+            .read("the identity provider")?;
+        if answer["issued_token_type"].as_str() != Some(ID_JAG) {
+            return Err(auth_error(format!(
+                "the identity provider issued a {:?}, not an identity assertion grant ({ID_JAG})",
+                answer["issued_token_type"]
+                    .as_str()
+                    .unwrap_or("token of no stated type")
+            )));
+        }
+        answer["access_token"]
+            .as_str()
+            .filter(|t| !t.is_empty())
+            .map(str::to_owned)
+            .ok_or_else(|| auth_error("the identity provider's answer carries no grant"))
     }
 
     /// A new access token from `refresh_token`.
@@ -412,83 +589,91 @@ impl OAuthSession {
         ) else {
             return Err(auth_error("nothing to refresh against"));
         };
-        let mut form = vec![
+        let form = vec![
             ("grant_type", "refresh_token".to_owned()),
             ("refresh_token", refresh_token.to_owned()),
             ("resource", resource.resource),
         ];
-        let token = self
-            .token_request(&server, &registration, &mut form)
-            .await?;
-        self.access_token = Some(token.access_token);
-        self.refresh_token = token.refresh_token.or(Some(refresh_token.to_owned()));
+        let token = self.token_request(&server, &registration, &form).await?;
+        // A refresh token not replaced stays in use.
+        self.refresh_token = Some(refresh_token.to_owned());
+        self.take(token);
         self.persist();
         Ok(())
     }
 
+    /// A request to the token endpoint: `form` with the client's
+    /// authentication, and a DPoP proof when the session has a key (asked
+    /// again, once, with the nonce the server names in a `use_dpop_nonce`
+    /// refusal: RFC 9449 §8).
     async fn token_request(
         &self,
         server: &AuthorizationServer,
         registration: &Registration,
-        form: &mut Vec<(&'static str, String)>,
+        form: &[(&'static str, String)],
     ) -> Result<TokenResponse, ClientError> {
-        let mut request = self.http.post(&server.token_endpoint);
-        match &registration.auth {
-            TokenAuth::Basic => {
-                let secret = registration.client_secret.clone().unwrap_or_default();
-                let encode = |s: &str| {
-                    url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>()
-                };
-                let pair = format!("{}:{}", encode(&registration.client_id), encode(&secret));
+        let mut retried = false;
+        loop {
+            let mut form = form.to_vec();
+            let mut request = self.http.post(&server.token_endpoint);
+            match &registration.auth {
+                TokenAuth::Basic => {
+                    let secret = registration.client_secret.clone().unwrap_or_default();
+                    let encode = |s: &str| {
+                        url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>()
+                    };
+                    let pair = format!("{}:{}", encode(&registration.client_id), encode(&secret));
+                    request = request.header(
+                        "Authorization",
+                        format!(
+                            "Basic {}",
+                            base64::engine::general_purpose::STANDARD.encode(pair)
+                        ),
+                    );
+                }
+                TokenAuth::Post => {
+                    form.push(("client_id", registration.client_id.clone()));
+                    form.push((
+                        "client_secret",
+                        registration.client_secret.clone().unwrap_or_default(),
+                    ));
+                }
+                TokenAuth::PrivateKeyJwt(pem) => {
+                    form.push(("client_id", registration.client_id.clone()));
+                    form.push((
+                        "client_assertion_type",
+                        "urn:ietf:params:oauth:client-assertion-type:jwt-bearer".to_owned(),
+                    ));
+                    form.push((
+                        "client_assertion",
+                        client_assertion(pem, &registration.client_id, &server.issuer)?,
+                    ));
+                }
+                TokenAuth::None => form.push(("client_id", registration.client_id.clone())),
+                TokenAuth::Anonymous => {}
+            }
+            if let Some(key) = &self.dpop {
                 request = request.header(
-                    "Authorization",
-                    format!(
-                        "Basic {}",
-                        base64::engine::general_purpose::STANDARD.encode(pair)
-                    ),
+                    "DPoP",
+                    key.proof(
+                        ProofFor::TokenEndpoint,
+                        "POST",
+                        &server.token_endpoint,
+                        None,
+                    )?,
                 );
             }
-            TokenAuth::Post => {
-                form.push(("client_id", registration.client_id.clone()));
-                form.push((
-                    "client_secret",
-                    registration.client_secret.clone().unwrap_or_default(),
-                ));
+            let form: Vec<(&str, &str)> = form.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            let answer = post_form(request, &form).await?;
+            if let (Some(key), Some(nonce)) = (&self.dpop, &answer.dpop_nonce) {
+                let new = key.remember_nonce(ProofFor::TokenEndpoint, nonce);
+                if new && !retried && answer.refused_for("use_dpop_nonce") {
+                    retried = true;
+                    continue;
+                }
             }
-            TokenAuth::PrivateKeyJwt(pem) => {
-                form.push(("client_id", registration.client_id.clone()));
-                form.push((
-                    "client_assertion_type",
-                    "urn:ietf:params:oauth:client-assertion-type:jwt-bearer".to_owned(),
-                ));
-                form.push((
-                    "client_assertion",
-                    client_assertion(pem, &registration.client_id, &server.issuer)?,
-                ));
-            }
-            TokenAuth::None => form.push(("client_id", registration.client_id.clone())),
-            TokenAuth::Anonymous => {}
+            return answer.read("the token endpoint");
         }
-        let body = url::form_urlencoded::Serializer::new(String::new())
-            .extend_pairs(form.iter().map(|(k, v)| (*k, v.as_str())))
-            .finish();
-        let response = request
-            .header("Content-Type", "application/x-www-form-urlencoded")
-            .header("Accept", "application/json")
-            .body(body)
-            .send()
-            .await
-            .map_err(ClientError::Transport)?;
-        let status = response.status();
-        let text = response.text().await.map_err(ClientError::Transport)?;
-        if !status.is_success() {
-            return Err(auth_error(format!(
-                "the token endpoint refused (HTTP {status}): {}",
-                text.chars().take(300).collect::<String>()
-            )));
-        }
-        serde_json::from_str(&text)
-            .map_err(|e| auth_error(format!("the token endpoint's answer is not a token: {e}")))
     }
 
     /// This client's identity at `server`: pre-registered credentials, a Client
@@ -614,6 +799,66 @@ impl OAuthSession {
             auth,
         })
     }
+}
+
+/// What a token endpoint answered.
+struct FormAnswer {
+    status: reqwest::StatusCode,
+    /// Its `DPoP-Nonce`, if any.
+    dpop_nonce: Option<String>,
+    text: String,
+}
+
+impl FormAnswer {
+    /// Whether this is a refusal with OAuth error `code`.
+    fn refused_for(&self, code: &str) -> bool {
+        !self.status.is_success()
+            && serde_json::from_str::<Value>(&self.text)
+                .is_ok_and(|v| v.get("error").and_then(Value::as_str) == Some(code))
+    }
+
+    /// The answer as `T`; a refusal is an error quoting the answer's start
+    /// (`who` names the endpoint).
+    fn read<T: serde::de::DeserializeOwned>(self, who: &str) -> Result<T, ClientError> {
+        if !self.status.is_success() {
+            return Err(auth_error(format!(
+                "{who} refused (HTTP {}): {}",
+                self.status,
+                self.text.chars().take(300).collect::<String>()
+            )));
+        }
+        serde_json::from_str(&self.text)
+            .map_err(|e| auth_error(format!("{who}'s answer is not a token: {e}")))
+    }
+}
+
+/// POSTs `form` to a token endpoint.
+async fn post_form(
+    request: reqwest::RequestBuilder,
+    form: &[(&str, &str)],
+) -> Result<FormAnswer, ClientError> {
+    let body = url::form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(form.iter().copied())
+        .finish();
+    let response = request
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .header("Accept", "application/json")
+        .body(body)
+        .send()
+        .await
+        .map_err(ClientError::Transport)?;
+    let status = response.status();
+    let dpop_nonce = response
+        .headers()
+        .get("dpop-nonce")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let text = response.text().await.map_err(ClientError::Transport)?;
+    Ok(FormAnswer {
+        status,
+        dpop_nonce,
+        text,
+    })
 }
 
 /// The authorization code from the redirect, after checking `state` and, per
