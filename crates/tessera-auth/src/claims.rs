@@ -45,3 +45,11 @@ pub(crate) fn audience_names(claims: &serde_json::Value, resource: &str) -> bool
         _ => false,
     }
 }
+
+/// The thumbprint of the key a token is bound to: its `cnf.jkt` (RFC 9449 §6,
+/// in a JWT's claims or an introspection answer alike). A `jkt` that is not
+/// a string binds the token to no key a proof can show.
+pub(crate) fn bound_key(claims: &serde_json::Value) -> Option<String> {
+    let jkt = claims.get("cnf")?.get("jkt")?;
+    Some(jkt.as_str().unwrap_or_default().to_owned())
+}

@@ -6,7 +6,7 @@ use serde_json::Value;
 use tessera_protocol::clock::{SystemTime, UNIX_EPOCH};
 use tessera_server::{AuthInfo, BoxFuture};
 
-use crate::claims::{TokenError, TokenVerifier, audience_names, scopes_of};
+use crate::claims::{TokenError, TokenVerifier, audience_names, bound_key, scopes_of};
 use crate::fetch::HttpFetch;
 
 /// Verifies tokens at the issuer's introspection endpoint, authenticating
@@ -103,6 +103,7 @@ impl TokenVerifier for Introspection {
                     .get("client_id")
                     .and_then(Value::as_str)
                     .map(str::to_owned),
+                bound_key: bound_key(&answer),
             })
         })
     }

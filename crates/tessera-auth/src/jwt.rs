@@ -10,7 +10,7 @@ use serde_json::Value;
 use tessera_protocol::clock::Instant;
 use tessera_server::{AuthInfo, BoxFuture};
 
-use crate::claims::{TokenError, TokenVerifier, audience_names, scopes_of};
+use crate::claims::{TokenError, TokenVerifier, audience_names, bound_key, scopes_of};
 use crate::fetch::HttpFetch;
 
 /// Seconds of clock difference tolerated on `exp` and `nbf`.
@@ -262,6 +262,7 @@ impl TokenVerifier for JwtVerifier {
                     .or_else(|| claims.get("azp"))
                     .and_then(Value::as_str)
                     .map(str::to_owned),
+                bound_key: bound_key(&claims),
             })
         })
     }

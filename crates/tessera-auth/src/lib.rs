@@ -35,6 +35,7 @@
 //! ```
 
 mod claims;
+mod dpop;
 mod fetch;
 mod introspection;
 mod jwt;
@@ -42,6 +43,7 @@ mod resource;
 mod vars;
 
 pub use claims::{TokenError, TokenVerifier};
+pub use dpop::Dpop;
 pub use fetch::HttpFetch;
 #[cfg(feature = "reqwest")]
 pub use fetch::ReqwestFetch;

@@ -7,6 +7,7 @@ use tessera_http::{AuthDecision, Authenticate};
 use tessera_server::BoxFuture;
 
 use crate::claims::{TokenError, TokenVerifier};
+use crate::dpop::{Dpop, ProofRefusal};
 
 /// This server as an OAuth protected resource: `resource` (its canonical URI)
 /// trusting `authorization_server`, verifying tokens with a [`TokenVerifier`].
@@ -15,6 +16,14 @@ pub struct OAuthResource {
     authorization_server: String,
     scopes_supported: Vec<String>,
     verifier: Arc<dyn TokenVerifier>,
+    dpop: Option<Dpop>,
+}
+
+/// The scheme a challenge is in.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Scheme {
+    Bearer,
+    Dpop,
 }
 
 impl OAuthResource {
@@ -29,7 +38,16 @@ impl OAuthResource {
             authorization_server: authorization_server.into(),
             scopes_supported: Vec::new(),
             verifier,
+            dpop: None,
         }
+    }
+
+    /// Takes DPoP-bound tokens (RFC 9449) presented with proofs of their
+    /// key, as `dpop` says; a bound token is never taken as a bearer token,
+    /// with or without this.
+    pub fn dpop(mut self, dpop: Dpop) -> Self {
+        self.dpop = Some(dpop);
+        self
     }
 
     /// The scopes this resource knows (published in its metadata).
@@ -52,6 +70,12 @@ impl OAuthResource {
         if !self.scopes_supported.is_empty() {
             doc["scopes_supported"] = json!(self.scopes_supported);
         }
+        if let Some(dpop) = &self.dpop {
+            doc["dpop_signing_alg_values_supported"] = json!(dpop.algorithm_names());
+            if dpop.is_required() {
+                doc["dpop_bound_access_tokens_required"] = json!(true);
+            }
+        }
         doc
     }
 
@@ -63,11 +87,54 @@ impl OAuthResource {
             .authenticate(self)
     }
 
-    /// A 401 challenge; `error` with its fixed description (details stay in the log).
-    fn challenge(&self, error: Option<(&str, &str)>, reason: String) -> AuthDecision {
+    /// A 401 challenge in `scheme`; `error` with its fixed description
+    /// (details stay in the log). Where this resource takes both schemes,
+    /// the other one's challenge comes too, so a client learns it may use
+    /// either; `nonce` goes out as `DPoP-Nonce`.
+    fn challenge(
+        &self,
+        scheme: Scheme,
+        error: Option<(&str, &str)>,
+        reason: String,
+        nonce: Option<String>,
+    ) -> AuthDecision {
+        // A resource taking DPoP-bound tokens only challenges in DPoP.
+        let scheme = match &self.dpop {
+            Some(dpop) if dpop.is_required() => Scheme::Dpop,
+            _ => scheme,
+        };
+        let mut headers = http::HeaderMap::new();
+        let other = match (scheme, &self.dpop) {
+            (Scheme::Bearer, Some(_)) => Some(Scheme::Dpop),
+            (Scheme::Dpop, Some(dpop)) if !dpop.is_required() => Some(Scheme::Bearer),
+            _ => None,
+        };
+        if let Some(value) = other
+            .and_then(|other| http::HeaderValue::from_str(&self.challenge_text(other, None)).ok())
+        {
+            headers.append(http::header::WWW_AUTHENTICATE, value);
+        }
+        if let Some(value) = nonce.and_then(|n| http::HeaderValue::from_str(&n).ok()) {
+            headers.insert("dpop-nonce", value);
+        }
+        AuthDecision::Challenge {
+            reason,
+            www_authenticate: self.challenge_text(scheme, error),
+            headers,
+        }
+    }
+
+    /// One challenge: `Bearer …` or `DPoP algs="…" …` (RFC 6750 §3, RFC 9449 §7.1).
+    fn challenge_text(&self, scheme: Scheme, error: Option<(&str, &str)>) -> String {
         // The same URL the endpoint serves the metadata at.
         let url = tessera_http::resource_metadata_url(&self.resource).unwrap_or_default();
-        let mut header = format!("Bearer resource_metadata=\"{url}\"");
+        let mut header = match (scheme, &self.dpop) {
+            (Scheme::Dpop, Some(dpop)) => format!(
+                "DPoP algs=\"{}\", resource_metadata=\"{url}\"",
+                dpop.algorithm_names().join(" ")
+            ),
+            _ => format!("Bearer resource_metadata=\"{url}\""),
+        };
         if let Some((error, description)) = error {
             header.push_str(&format!(
                 ", error=\"{error}\", error_description=\"{description}\""
@@ -76,50 +143,163 @@ impl OAuthResource {
         if !self.scopes_supported.is_empty() {
             header.push_str(&format!(", scope=\"{}\"", self.scopes_supported.join(" ")));
         }
-        AuthDecision::Challenge {
-            reason,
-            www_authenticate: header,
+        header
+    }
+
+    /// The refusal of a token the verifier turned down.
+    fn token_refused(&self, scheme: Scheme, error: TokenError) -> AuthDecision {
+        match error {
+            TokenError::Invalid(why) => {
+                tracing::info!(reason = %why.escape_debug(), "access token refused");
+                self.challenge(
+                    scheme,
+                    Some((
+                        "invalid_token",
+                        "The access token is invalid, expired or not for this resource",
+                    )),
+                    "the access token is invalid, expired or not for this resource".into(),
+                    None,
+                )
+            }
+            e @ TokenError::Unavailable(_) => {
+                tracing::warn!(error = %e, "cannot verify access tokens");
+                self.challenge(
+                    scheme,
+                    Some((
+                        "invalid_token",
+                        "The access token cannot be verified right now",
+                    )),
+                    "the access token cannot be verified right now".into(),
+                    None,
+                )
+            }
         }
+    }
+
+    /// A token presented as `Authorization: DPoP`: its proof checked first,
+    /// then the token, then that the token is bound to the proof's key, and
+    /// last the proof's id recorded against replay.
+    async fn with_proof(
+        &self,
+        dpop: &Dpop,
+        head: &http::request::Parts,
+        token: &str,
+    ) -> AuthDecision {
+        let proofs: Vec<&str> = head
+            .headers
+            .get_all("dpop")
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .collect();
+        let now = tessera_protocol::clock::unix_seconds();
+        let refused_proof = |why: String| {
+            tracing::info!(reason = %why, "DPoP proof refused");
+            self.challenge(
+                Scheme::Dpop,
+                Some((
+                    "invalid_dpop_proof",
+                    "The DPoP proof is invalid for this request",
+                )),
+                why,
+                None,
+            )
+        };
+        let proof = match dpop.check(&proofs, head.method.as_str(), &self.resource, token, now) {
+            Ok(proof) => proof,
+            Err(ProofRefusal::Invalid(why)) => return refused_proof(why),
+            Err(ProofRefusal::Nonce(nonce)) => {
+                return self.challenge(
+                    Scheme::Dpop,
+                    Some((
+                        "use_dpop_nonce",
+                        "Resource server requires nonce in DPoP proof",
+                    )),
+                    "the DPoP proof must carry the server's nonce".into(),
+                    Some(nonce),
+                );
+            }
+        };
+        let info = match self.verifier.verify(token).await {
+            Ok(info) => info,
+            Err(e) => return self.token_refused(Scheme::Dpop, e),
+        };
+        if info.bound_key.as_deref() != Some(proof.jkt.as_str()) {
+            tracing::info!("DPoP proof of a key the token is not bound to");
+            return self.challenge(
+                Scheme::Dpop,
+                Some((
+                    "invalid_token",
+                    "The access token is not bound to the proof's key",
+                )),
+                "the access token is not bound to the DPoP proof's key".into(),
+                None,
+            );
+        }
+        if let Err(why) = dpop.record(&proof).await {
+            return refused_proof(why);
+        }
+        AuthDecision::Verified(info)
     }
 }
 
 impl Authenticate for OAuthResource {
     fn authenticate<'a>(&'a self, head: &'a http::request::Parts) -> BoxFuture<'a, AuthDecision> {
         Box::pin(async move {
-            let bearer = head
+            let presented = head
                 .headers
                 .get(http::header::AUTHORIZATION)
                 .and_then(|v| v.to_str().ok())
-                .and_then(|v| {
-                    let (scheme, token) = v.split_once(' ')?;
-                    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
-                });
-            let Some(token) = bearer else {
-                return self.challenge(None, "an access token is required".into());
+                .and_then(|v| v.split_once(' '))
+                .map(|(scheme, token)| (scheme, token.trim()));
+            let missing = || {
+                self.challenge(
+                    Scheme::Bearer,
+                    None,
+                    "an access token is required".into(),
+                    None,
+                )
             };
-            match self.verifier.verify(token).await {
-                Ok(info) => AuthDecision::Verified(info),
-                Err(TokenError::Invalid(why)) => {
-                    tracing::info!(reason = %why.escape_debug(), "access token refused");
-                    self.challenge(
-                        Some((
-                            "invalid_token",
-                            "The access token is invalid, expired or not for this resource",
-                        )),
-                        "the access token is invalid, expired or not for this resource".into(),
-                    )
-                }
-                Err(e @ TokenError::Unavailable(_)) => {
-                    tracing::warn!(error = %e, "cannot verify access tokens");
-                    self.challenge(
-                        Some((
-                            "invalid_token",
-                            "The access token cannot be verified right now",
-                        )),
-                        "the access token cannot be verified right now".into(),
-                    )
-                }
+            let Some((scheme, token)) = presented else {
+                return missing();
+            };
+            if scheme.eq_ignore_ascii_case("dpop") {
+                return match &self.dpop {
+                    Some(dpop) => self.with_proof(dpop, head, token).await,
+                    None => missing(),
+                };
             }
+            if !scheme.eq_ignore_ascii_case("bearer") {
+                return missing();
+            }
+            let info = match self.verifier.verify(token).await {
+                Ok(info) => info,
+                Err(e) => return self.token_refused(Scheme::Bearer, e),
+            };
+            // RFC 9449 §7.2: a bound token is worth nothing without its proof.
+            if info.bound_key.is_some() {
+                tracing::info!("a DPoP-bound access token presented as a bearer token");
+                return self.challenge(
+                    Scheme::Dpop,
+                    Some((
+                        "invalid_token",
+                        "A DPoP-bound access token needs the DPoP scheme and a proof",
+                    )),
+                    "a DPoP-bound access token needs the DPoP scheme and a proof".into(),
+                    None,
+                );
+            }
+            if self.dpop.as_ref().is_some_and(Dpop::is_required) {
+                return self.challenge(
+                    Scheme::Dpop,
+                    Some((
+                        "invalid_token",
+                        "This resource takes DPoP-bound tokens only",
+                    )),
+                    "this resource takes DPoP-bound access tokens only".into(),
+                    None,
+                );
+            }
+            AuthDecision::Verified(info)
         })
     }
 }

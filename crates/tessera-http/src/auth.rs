@@ -25,6 +25,9 @@ pub enum AuthDecision {
         reason: String,
         /// The challenge, e.g. `Bearer error="invalid_token", resource_metadata="…"`.
         www_authenticate: String,
+        /// More headers for the refusal, added after the challenge: another
+        /// scheme's `WWW-Authenticate` challenge, a `DPoP-Nonce`.
+        headers: http::HeaderMap,
     },
 }
 

@@ -256,7 +256,14 @@ impl McpEndpoint {
             AuthDecision::Challenge {
                 reason,
                 www_authenticate,
-            } => Err(unauthorized(&reason, &www_authenticate)),
+                headers,
+            } => {
+                let mut refusal = unauthorized(&reason, &www_authenticate);
+                for (name, value) in &headers {
+                    refusal.headers_mut().append(name, value.clone());
+                }
+                Err(refusal)
+            }
         }
     }
 

@@ -33,6 +33,10 @@ pub struct AuthInfo {
     pub scopes: Vec<String>,
     /// The OAuth client the token was issued to, if it says.
     pub client_id: Option<String>,
+    /// The key the token is bound to, if it is (its `cnf.jkt`: the JWK
+    /// SHA-256 thumbprint, RFC 9449 §6): such a token is accepted only with a
+    /// DPoP proof of that key.
+    pub bound_key: Option<String>,
 }
 
 impl AuthInfo {

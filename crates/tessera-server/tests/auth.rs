@@ -34,6 +34,7 @@ async fn handlers_see_the_verified_token_and_tool_scopes_are_enforced() {
         subject: "alice".into(),
         scopes: vec!["notes:read".into()],
         client_id: Some("cli".into()),
+        bound_key: None,
     };
     let facts = RequestFacts::modern().with_auth(auth.clone());
     assert_eq!(facts.principal.as_deref(), Some("https://as.example alice"));
@@ -154,6 +155,7 @@ async fn prompts_resources_and_completions_need_their_scopes() {
             subject: "alice".into(),
             scopes: scopes.iter().map(|s| (*s).to_owned()).collect(),
             client_id: None,
+            bound_key: None,
         })
     };
     let exact = build(false);

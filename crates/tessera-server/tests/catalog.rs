@@ -26,6 +26,7 @@ fn token(subject: &str, scopes: &[&str]) -> AuthInfo {
         subject: subject.into(),
         scopes: scopes.iter().map(|s| (*s).to_owned()).collect(),
         client_id: None,
+        bound_key: None,
     }
 }
 

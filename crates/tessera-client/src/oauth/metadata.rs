@@ -18,6 +18,9 @@ pub(crate) struct ProtectedResource {
     /// Scopes the resource knows.
     #[serde(default)]
     pub(crate) scopes_supported: Option<Vec<String>>,
+    /// The algorithms the resource takes DPoP proofs in (RFC 9728 §2): it takes DPoP.
+    #[serde(default)]
+    pub(crate) dpop_signing_alg_values_supported: Option<Vec<String>>,
     /// Whether the resource takes only DPoP-bound tokens (RFC 9728 §2).
     #[serde(default)]
     pub(crate) dpop_bound_access_tokens_required: bool,

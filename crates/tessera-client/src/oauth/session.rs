@@ -209,23 +209,25 @@ impl OAuthSession {
     }
 
     /// The session's DPoP key, made when first needed: where the client may
-    /// use DPoP and the authorization server offers ES256 for it (or says
-    /// nothing of algorithms while the resource asks for DPoP).
+    /// use DPoP, the server takes it (it challenged in the DPoP scheme, or
+    /// its metadata names DPoP algorithms or requires bound tokens), and the
+    /// authorization server offers ES256 for it (or names no algorithms
+    /// while the server requires DPoP). A key is never used against a server
+    /// that would not understand the proofs.
     fn dpop_key(&mut self, server: &AuthorizationServer) -> Result<(), ClientError> {
         if !self.config.dpop || self.dpop.is_some() {
             return Ok(());
         }
-        let wanted = match &server.dpop_signing_alg_values_supported {
+        let resource = self.resource.as_ref();
+        let required = resource.is_some_and(|r| r.dpop_bound_access_tokens_required);
+        let server_takes = self.dpop_challenged
+            || required
+            || resource.is_some_and(|r| r.dpop_signing_alg_values_supported.is_some());
+        let issuer_offers = match &server.dpop_signing_alg_values_supported {
             Some(algs) => algs.iter().any(|a| a == super::dpop::ALGORITHM),
-            None => {
-                self.dpop_challenged
-                    || self
-                        .resource
-                        .as_ref()
-                        .is_some_and(|r| r.dpop_bound_access_tokens_required)
-            }
+            None => required,
         };
-        if wanted {
+        if server_takes && issuer_offers {
             self.dpop = Some(Arc::new(DpopKey::generate()?));
         }
         Ok(())
