@@ -12,6 +12,10 @@ fuzz_target!(|data: &[u8]| {
     let Ok(header) = std::str::from_utf8(data) else {
         return;
     };
+    // The DPoP scheme's challenge (RFC 9449 §7.1) is read the same way.
+    if BearerChallenge::parse_scheme(header, "DPoP").is_some() {
+        assert!(header.to_ascii_lowercase().contains("dpop"));
+    }
     let Some(challenge) = BearerChallenge::parse(header) else {
         return;
     };
