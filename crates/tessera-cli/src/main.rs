@@ -34,6 +34,8 @@ use crate::terminal::CliElicitor;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    #[command(flatten)]
+    sign_in: sign_in::SignInArgs,
 }
 
 #[derive(Subcommand)]
@@ -228,7 +230,7 @@ fn main() -> ExitCode {
         Ok(r) => r,
         Err(e) => return Exit::Failure.report(&format!("cannot start: {e}")),
     };
-    match runtime.block_on(run(cli.command)) {
+    match runtime.block_on(run(cli.command, &cli.sign_in)) {
         Ok(code) => code.into(),
         Err((exit, message)) => exit.report(&message),
     }
@@ -254,6 +256,7 @@ fn not_built(e: ClientError) -> (Exit, String) {
 async fn listing_client(
     url: Option<String>,
     stdio: Option<&str>,
+    sign_in: &sign_in::SignInArgs,
 ) -> Result<McpClient, (Exit, String)> {
     let (server, rest) = server(stdio, url.into_iter().collect())?;
     if let Some(extra) = rest.first() {
@@ -262,7 +265,7 @@ async fn listing_client(
             format!("unexpected argument {extra:?} (a URL and --stdio name two servers)"),
         ));
     }
-    signing_in(&server, server.client())
+    signing_in(&server, server.client(), sign_in)
         .await?
         .build()
         .map_err(not_built)
@@ -272,12 +275,13 @@ async fn listing_client(
 async fn signing_in(
     server: &Server,
     builder: tessera_client::McpClientBuilder,
+    sign_in: &sign_in::SignInArgs,
 ) -> Result<tessera_client::McpClientBuilder, (Exit, String)> {
     if !matches!(server, Server::Url(_)) {
         return Ok(builder);
     }
     let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
-    let config = sign_in::oauth_config(interactive)
+    let config = sign_in::oauth_config(interactive, sign_in)
         .await
         .map_err(|e| (Exit::Failure, e))?;
     Ok(builder.oauth(config))
@@ -308,7 +312,7 @@ fn failed(e: ClientError) -> (Exit, String) {
     }
 }
 
-async fn run(command: Command) -> Result<Exit, (Exit, String)> {
+async fn run(command: Command, sign_in: &sign_in::SignInArgs) -> Result<Exit, (Exit, String)> {
     match command {
         Command::Keygen { dev_vars } => {
             let secret = keygen().map_err(|e| (Exit::Failure, e))?;
@@ -325,13 +329,13 @@ async fn run(command: Command) -> Result<Exit, (Exit, String)> {
             resources,
             lists,
         } => {
-            let c = listing_client(url, stdio.as_deref()).await?;
+            let c = listing_client(url, stdio.as_deref(), sign_in).await?;
             let outcome = listen(&c, resources, &lists).await;
             c.close().await;
             outcome
         }
         Command::Login { url } => {
-            let c = listing_client(Some(url.clone()), None).await?;
+            let c = listing_client(Some(url.clone()), None, sign_in).await?;
             // Any request will do: a protected server challenges it, and the sign-in follows.
             c.discover().await.map_err(failed)?;
             let kept = sign_in::TokenFile::default_location().map_err(|e| (Exit::Failure, e))?;
@@ -361,7 +365,7 @@ async fn run(command: Command) -> Result<Exit, (Exit, String)> {
             Ok(Exit::Success)
         }
         Command::Discover { url, stdio, json } => {
-            let c = listing_client(url, stdio.as_deref()).await?;
+            let c = listing_client(url, stdio.as_deref(), sign_in).await?;
             let d = c.discover().await.map_err(failed);
             c.close().await;
             let d = d?;
@@ -373,7 +377,7 @@ async fn run(command: Command) -> Result<Exit, (Exit, String)> {
             Ok(Exit::Success)
         }
         Command::Tools { url, stdio, json } => {
-            let c = listing_client(url, stdio.as_deref()).await?;
+            let c = listing_client(url, stdio.as_deref(), sign_in).await?;
             let tools = c.list_tools().await.map_err(failed);
             c.close().await;
             let tools = tools?;
@@ -396,7 +400,7 @@ async fn run(command: Command) -> Result<Exit, (Exit, String)> {
                 return Err((Exit::Usage, "name the tool to call".into()));
             }
             let tool = args.remove(0);
-            let (c, elicitor) = answering_client(&server, &answering, |b| {
+            let (c, elicitor) = answering_client(&server, &answering, sign_in, |b| {
                 b.task_wait(std::time::Duration::from_secs(task_wait))
             })
             .await?;
@@ -417,7 +421,7 @@ async fn run(command: Command) -> Result<Exit, (Exit, String)> {
             )
         }
         Command::Prompts { url, stdio, json } => {
-            let c = listing_client(url, stdio.as_deref()).await?;
+            let c = listing_client(url, stdio.as_deref(), sign_in).await?;
             let prompts = c.list_prompts().await.map_err(failed);
             c.close().await;
             let prompts = prompts?;
@@ -439,7 +443,7 @@ async fn run(command: Command) -> Result<Exit, (Exit, String)> {
             }
             let name = args.remove(0);
             let arguments = arguments::strings(&args).map_err(|e| (Exit::Usage, e))?;
-            let (c, elicitor) = answering_client(&server, &answering, |b| b).await?;
+            let (c, elicitor) = answering_client(&server, &answering, sign_in, |b| b).await?;
             let result = c.get_prompt(&name, arguments).await.map_err(failed);
             c.close().await;
             let result = result?;
@@ -451,7 +455,7 @@ async fn run(command: Command) -> Result<Exit, (Exit, String)> {
             Ok(elicitor.exit())
         }
         Command::Resources { url, stdio, json } => {
-            let c = listing_client(url, stdio.as_deref()).await?;
+            let c = listing_client(url, stdio.as_deref(), sign_in).await?;
             let resources = c.list_resources().await.map_err(failed);
             c.close().await;
             let resources = resources?;
@@ -471,7 +475,7 @@ async fn run(command: Command) -> Result<Exit, (Exit, String)> {
             let [uri] = args.as_slice() else {
                 return Err((Exit::Usage, "name the one resource URI to read".into()));
             };
-            let (c, elicitor) = answering_client(&server, &answering, |b| b).await?;
+            let (c, elicitor) = answering_client(&server, &answering, sign_in, |b| b).await?;
             let result = c.read_resource(uri).await.map_err(failed);
             c.close().await;
             let result = result?;
@@ -483,7 +487,7 @@ async fn run(command: Command) -> Result<Exit, (Exit, String)> {
             Ok(elicitor.exit())
         }
         Command::Skills { url, stdio, json } => {
-            let c = listing_client(url, stdio.as_deref()).await?;
+            let c = listing_client(url, stdio.as_deref(), sign_in).await?;
             let skills = c.list_skills().await.map_err(failed);
             c.close().await;
             let skills = skills?;
@@ -503,7 +507,7 @@ async fn run(command: Command) -> Result<Exit, (Exit, String)> {
             let [wanted] = args.as_slice() else {
                 return Err((Exit::Usage, "name the one skill to fetch".into()));
             };
-            let c = signing_in(&server, server.client())
+            let c = signing_in(&server, server.client(), sign_in)
                 .await?
                 .build()
                 .map_err(not_built)?;
@@ -578,6 +582,7 @@ async fn fetch_skill(
 async fn answering_client(
     server: &Server,
     answering: &Answering,
+    sign_in: &sign_in::SignInArgs,
     more: impl FnOnce(tessera_client::McpClientBuilder) -> tessera_client::McpClientBuilder,
 ) -> Result<(McpClient, Arc<CliElicitor>), (Exit, String)> {
     let scripted = answers::load(answering.answers.as_deref(), &answering.answer)
@@ -588,7 +593,7 @@ async fn answering_client(
     if let Some(t) = &answering.token {
         builder = builder.bearer_token(t);
     } else {
-        builder = signing_in(server, builder).await?;
+        builder = signing_in(server, builder, sign_in).await?;
     }
     let client = more(builder)
         .elicitor(elicitor.clone())

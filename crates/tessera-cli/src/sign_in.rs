@@ -7,7 +7,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tessera_client::{Authorizer, BoxFuture, ClientError, OAuthConfig, StoredTokens, TokenStore};
+use tessera_client::{
+    Authorizer, BoxFuture, ClientError, EnterpriseSignIn, OAuthConfig, StoredTokens, TokenStore,
+};
 use tokio::net::TcpListener;
 
 /// How long a sign-in may take in the browser (`TESSERA_SIGN_IN_TIMEOUT_SECS`, default 300).
@@ -19,65 +21,155 @@ fn sign_in_timeout() -> Duration {
     Duration::from_secs(secs)
 }
 
+/// How the CLI signs in without a browser: as a client of its own, as a
+/// workload, or through the user's enterprise identity provider. Each flag
+/// has an environment variable (better for secrets: a command line is seen
+/// by every user of the machine).
+#[derive(clap::Args, Default)]
+#[command(next_help_heading = "Signing in without a browser")]
+pub struct SignInArgs {
+    /// Sign in as this pre-registered OAuth client: the client_credentials
+    /// grant, with --client-secret or --client-key-file (with
+    /// --workload-token-file or --id-token-file: the client id they sign in as).
+    #[arg(long, env = "TESSERA_CLIENT_ID", global = true, value_name = "ID")]
+    client_id: Option<String>,
+    /// The client's secret.
+    #[arg(
+        long,
+        env = "TESSERA_CLIENT_SECRET",
+        global = true,
+        hide_env_values = true,
+        value_name = "SECRET"
+    )]
+    client_secret: Option<String>,
+    /// A PEM private key (EC P-256 or RSA) the client proves itself with
+    /// instead of a secret (private_key_jwt).
+    #[arg(
+        long,
+        env = "TESSERA_CLIENT_KEY_FILE",
+        global = true,
+        value_name = "FILE"
+    )]
+    client_key_file: Option<PathBuf>,
+    /// The issuer the client is registered with (its credentials go to no other).
+    #[arg(long, env = "TESSERA_CLIENT_ISSUER", global = true, value_name = "URL")]
+    client_issuer: Option<String>,
+    /// A file holding a JWT the platform issued this workload (a Kubernetes
+    /// service account token, a cloud identity token), read at each run:
+    /// signs in with it through the JWT bearer grant.
+    #[arg(
+        long,
+        env = "TESSERA_WORKLOAD_TOKEN_FILE",
+        global = true,
+        value_name = "FILE"
+    )]
+    workload_token_file: Option<PathBuf>,
+    /// Enterprise-managed sign-in: a file holding the user's ID token from
+    /// the enterprise identity provider, exchanged there for a grant to the
+    /// server's authorization server (needs --idp-token-endpoint,
+    /// --idp-client-id, and --client-id/--client-secret for the server's).
+    #[arg(
+        long,
+        env = "TESSERA_ID_TOKEN_FILE",
+        global = true,
+        value_name = "FILE"
+    )]
+    id_token_file: Option<PathBuf>,
+    /// The enterprise identity provider's token endpoint.
+    #[arg(
+        long,
+        env = "TESSERA_IDP_TOKEN_ENDPOINT",
+        global = true,
+        value_name = "URL"
+    )]
+    idp_token_endpoint: Option<String>,
+    /// This client's id at the identity provider.
+    #[arg(long, env = "TESSERA_IDP_CLIENT_ID", global = true, value_name = "ID")]
+    idp_client_id: Option<String>,
+    /// This client's secret at the identity provider.
+    #[arg(
+        long,
+        env = "TESSERA_IDP_CLIENT_SECRET",
+        global = true,
+        hide_env_values = true,
+        value_name = "SECRET"
+    )]
+    idp_client_secret: Option<String>,
+    /// Never bind tokens to a key with DPoP (otherwise used where both the
+    /// server and its authorization server take it).
+    #[arg(long, env = "TESSERA_NO_DPOP", global = true)]
+    no_dpop: bool,
+}
+
+/// A non-empty value (an empty environment variable is no value).
+fn given(value: &Option<String>) -> Option<String> {
+    value.clone().filter(|v| !v.is_empty())
+}
+
+/// The text of `file`, trimmed; `flag` names it in the error.
+fn read(file: &std::path::Path, flag: &str) -> Result<String, String> {
+    std::fs::read_to_string(file)
+        .map(|text| text.trim().to_owned())
+        .map_err(|e| format!("cannot read {flag} {}: {e}", file.display()))
+}
+
 /// The OAuth configuration of the CLI: a loopback redirect on a free port and
-/// the token file; `interactive` says whether a person may be sent to a browser.
-/// With `TESSERA_CLIENT_ID` and `TESSERA_CLIENT_SECRET` (or
-/// `TESSERA_CLIENT_KEY_FILE`, a PEM private key for `private_key_jwt`) in the
-/// environment it signs in as that client instead (the `client_credentials`
-/// grant): no browser, no prompt, nothing kept on disk. With
-/// `TESSERA_WORKLOAD_TOKEN_FILE` (a JWT the platform issued the workload) it
-/// signs in with that token through the JWT bearer grant.
-pub async fn oauth_config(interactive: bool) -> Result<OAuthConfig, String> {
-    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-    let key = match var("TESSERA_CLIENT_KEY_FILE") {
-        Some(path) => Some(
-            std::fs::read_to_string(&path)
-                .map_err(|e| format!("cannot read TESSERA_CLIENT_KEY_FILE {path}: {e}"))?,
-        ),
+/// the token file; `interactive` says whether a person may be sent to a
+/// browser. With [`SignInArgs`] for a machine or enterprise sign-in, that
+/// instead: no browser, no prompt, nothing kept on disk.
+pub async fn oauth_config(interactive: bool, args: &SignInArgs) -> Result<OAuthConfig, String> {
+    let key = match &args.client_key_file {
+        Some(path) => Some(read(path, "--client-key-file")?),
         None => None,
     };
-    if let Some(path) = var("TESSERA_WORKLOAD_TOKEN_FILE") {
-        // The file is read at each run: platforms rotate these tokens.
-        let jwt = std::fs::read_to_string(&path)
-            .map_err(|e| format!("cannot read TESSERA_WORKLOAD_TOKEN_FILE {path}: {e}"))?;
+    let pre_registered = |secret: Option<String>, key: Option<String>| {
+        given(&args.client_id).map(|client_id| tessera_client::PreRegistered {
+            client_id,
+            client_secret: secret,
+            issuer: given(&args.client_issuer),
+            private_key_pem: key,
+        })
+    };
+    let machine = |pre_registered| OAuthConfig {
+        redirect_uri: "http://127.0.0.1/unused".into(),
+        client_name: "tessera-cli".into(),
+        client_metadata_url: None,
+        pre_registered,
+        authorizer: Arc::new(NoBrowser),
+        store: None,
+        client_credentials: false,
+        workload_jwt: None,
+        enterprise: None,
+        dpop: !args.no_dpop,
+    };
+    if let Some(path) = &args.workload_token_file {
+        // Read at each run: platforms rotate these tokens.
         return Ok(OAuthConfig {
-            redirect_uri: "http://127.0.0.1/unused".into(),
-            client_name: "tessera-cli".into(),
-            client_metadata_url: None,
-            pre_registered: var("TESSERA_CLIENT_ID").map(|client_id| {
-                tessera_client::PreRegistered {
-                    client_id,
-                    client_secret: None,
-                    issuer: var("TESSERA_CLIENT_ISSUER"),
-                    private_key_pem: None,
-                }
-            }),
-            authorizer: Arc::new(NoBrowser),
-            store: None,
-            client_credentials: false,
-            workload_jwt: Some(jwt.trim().to_owned()),
-            enterprise: None,
-            dpop: true,
+            workload_jwt: Some(read(path, "--workload-token-file")?),
+            ..machine(pre_registered(None, None))
         });
     }
-    let secret = var("TESSERA_CLIENT_SECRET");
-    if let (Some(client_id), true) = (var("TESSERA_CLIENT_ID"), secret.is_some() || key.is_some()) {
+    if let Some(path) = &args.id_token_file {
+        let (Some(endpoint), Some(idp_client)) =
+            (given(&args.idp_token_endpoint), given(&args.idp_client_id))
+        else {
+            return Err(
+                "--id-token-file needs --idp-token-endpoint and --idp-client-id (the identity provider's token endpoint and this client's id there)".into(),
+            );
+        };
+        let mut enterprise =
+            EnterpriseSignIn::id_token(read(path, "--id-token-file")?, endpoint, idp_client);
+        enterprise.client_secret = given(&args.idp_client_secret);
         return Ok(OAuthConfig {
-            redirect_uri: "http://127.0.0.1/unused".into(),
-            client_name: "tessera-cli".into(),
-            client_metadata_url: None,
-            pre_registered: Some(tessera_client::PreRegistered {
-                client_id,
-                client_secret: secret,
-                issuer: var("TESSERA_CLIENT_ISSUER"),
-                private_key_pem: key,
-            }),
-            authorizer: Arc::new(NoBrowser),
-            store: None,
+            enterprise: Some(enterprise),
+            ..machine(pre_registered(given(&args.client_secret), key))
+        });
+    }
+    let secret = given(&args.client_secret);
+    if given(&args.client_id).is_some() && (secret.is_some() || key.is_some()) {
+        return Ok(OAuthConfig {
             client_credentials: true,
-            workload_jwt: None,
-            enterprise: None,
-            dpop: true,
+            ..machine(pre_registered(secret, key))
         });
     }
     let listener = TcpListener::bind("127.0.0.1:0")
@@ -98,7 +190,7 @@ pub async fn oauth_config(interactive: bool) -> Result<OAuthConfig, String> {
         client_credentials: false,
         workload_jwt: None,
         enterprise: None,
-        dpop: true,
+        dpop: !args.no_dpop,
     })
 }
 
@@ -113,7 +205,7 @@ impl Authorizer for NoBrowser {
     ) -> BoxFuture<'a, Result<String, ClientError>> {
         Box::pin(async {
             Err(ClientError::Auth(
-                "signing in as a client (TESSERA_CLIENT_ID) never opens a browser".into(),
+                "signing in without a browser (--client-id, --workload-token-file, --id-token-file) never opens one".into(),
             ))
         })
     }

@@ -298,6 +298,87 @@ impl Drop for Killed {
     }
 }
 
+/// Machine sign-in, by flags and by environment variables alike: the
+/// counter takes DPoP-bound tokens only (`--oauth-dpop required`), so the
+/// call goes through only if the CLI signed in as the client with the
+/// `client_credentials` grant and bound its token with DPoP; with DPoP
+/// turned off it is refused, and says so.
+#[test]
+fn machine_sign_in_by_flags_or_environment_with_dpop() {
+    use test_harness::{free_port, wait_for_port};
+    let oidc = test_harness::OidcProvider::start();
+    let port = free_port();
+    let counter = std::path::Path::new(TESSERA).with_file_name("counter");
+    let _counter = Killed(
+        stdio_env(Command::new(counter).args([
+            "--addr",
+            &format!("127.0.0.1:{port}"),
+            "--oauth-issuer",
+            &oidc.issuer,
+            "--oauth-scope",
+            "counter:write",
+            "--oauth-dpop",
+            "required",
+        ]))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap(),
+    );
+    wait_for_port(port, "counter");
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let flow = [
+        "call",
+        url.as_str(),
+        "increase-counter",
+        "current=10",
+        "--answer",
+        "amount.amount=5",
+        "--answer",
+        "confirmation.confirm=true",
+    ];
+    let by_flags = run(Command::new(TESSERA)
+        .args(flow)
+        .args([
+            "--client-id",
+            "tessera-test",
+            "--client-secret",
+            "tessera-secret",
+        ])
+        .env_remove("BROWSER"));
+    assert_eq!(by_flags.code, 0, "{}", by_flags.stderr);
+    assert_eq!(
+        by_flags.stdout.trim(),
+        "Counter increased by 5; next value is 15"
+    );
+    let by_environment = run(Command::new(TESSERA)
+        .args(flow)
+        .env("TESSERA_CLIENT_ID", "tessera-test")
+        .env("TESSERA_CLIENT_SECRET", "tessera-secret")
+        .env_remove("BROWSER"));
+    assert_eq!(by_environment.code, 0, "{}", by_environment.stderr);
+    assert_eq!(
+        by_environment.stdout.trim(),
+        "Counter increased by 5; next value is 15"
+    );
+    let without_dpop = run(Command::new(TESSERA)
+        .args(flow)
+        .args([
+            "--client-id",
+            "tessera-test",
+            "--client-secret",
+            "tessera-secret",
+            "--no-dpop",
+        ])
+        .env_remove("BROWSER"));
+    assert_ne!(without_dpop.code, 0, "{}", without_dpop.stdout);
+    assert!(
+        without_dpop.stderr.contains("DPoP"),
+        "the refusal names DPoP: {}",
+        without_dpop.stderr
+    );
+}
+
 #[test]
 fn login_call_logout_against_a_real_authorization_server() {
     use test_harness::{TempDir, free_port, wait_for_port};

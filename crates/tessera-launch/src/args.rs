@@ -96,6 +96,13 @@ pub struct ServeArgs {
     #[cfg(feature = "auth")]
     #[arg(long, value_name = "SCOPE", requires = "oauth_issuer")]
     pub oauth_scope: Option<String>,
+    /// Take DPoP-bound access tokens (RFC 9449) with proofs of their key:
+    /// `allowed` beside bearer tokens, `required` instead of them. Proof ids
+    /// are recorded against replay in the ticket ledger (--redis, --ledger)
+    /// or in memory.
+    #[cfg(feature = "auth")]
+    #[arg(long, value_enum, value_name = "MODE", requires = "oauth_issuer")]
+    pub oauth_dpop: Option<DpopMode>,
     /// Serve the metrics in the Prometheus text format at http://HOST:PORT/metrics.
     #[cfg(feature = "otel")]
     #[arg(long, value_name = "HOST:PORT")]
@@ -105,6 +112,16 @@ pub struct ServeArgs {
     #[cfg(feature = "otel")]
     #[arg(long)]
     pub trace_arguments: bool,
+}
+
+/// How `--oauth-dpop` takes DPoP-bound tokens.
+#[cfg(feature = "auth")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum DpopMode {
+    /// Beside bearer tokens.
+    Allowed,
+    /// Instead of them: bearer tokens are refused.
+    Required,
 }
 
 /// The default ticket lifetime.

@@ -374,7 +374,8 @@ impl Launch {
             .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
         let local = listener.local_addr().map_err(|e| e.to_string())?;
         #[cfg(feature = "auth")]
-        let options = crate::oauth::protect(&self.args, local, &self.path, options);
+        let options =
+            crate::oauth::protect(&self.args, local, &self.path, setup.ledger.clone(), options);
         let service = app(Arc::clone(&server), options);
         tracing::info!(%local, ?legacy, "serving MCP at http://{local}{}", self.path);
         tessera_http::serve_with(

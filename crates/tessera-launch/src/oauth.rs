@@ -8,11 +8,14 @@ use crate::ServeArgs;
 
 /// `options` protected as `args` say, once the endpoint listens at `local`
 /// on `path`: JWT access tokens of `--oauth-issuer` for `--oauth-resource`
-/// (default `http://LOCAL/PATH`), the metadata document, and the scopes supported.
+/// (default `http://LOCAL/PATH`), the metadata document, the scopes
+/// supported, and DPoP as `--oauth-dpop` says (its proofs recorded in
+/// `ledger`, the tickets' shared one, when there is one).
 pub(crate) fn protect(
     args: &ServeArgs,
     local: std::net::SocketAddr,
     path: &str,
+    ledger: Option<Arc<dyn tessera_state::TicketLedger>>,
     options: EndpointOptions,
 ) -> EndpointOptions {
     let Some(issuer) = &args.oauth_issuer else {
@@ -27,7 +30,18 @@ pub(crate) fn protect(
         resource.clone(),
     ));
     tracing::info!(%issuer, %resource, "OAuth: accepting access tokens of this issuer for this resource");
-    tessera_auth::OAuthResource::new(resource, issuer.clone(), verifier)
-        .scopes_supported(args.oauth_scopes())
-        .protect(options)
+    let mut protected = tessera_auth::OAuthResource::new(resource, issuer.clone(), verifier)
+        .scopes_supported(args.oauth_scopes());
+    if let Some(mode) = args.oauth_dpop {
+        let mut dpop = tessera_auth::Dpop::new();
+        if mode == crate::args::DpopMode::Required {
+            dpop = dpop.required();
+        }
+        if let Some(ledger) = ledger {
+            dpop = dpop.replay_ledger(ledger);
+        }
+        tracing::info!(?mode, "OAuth: taking DPoP-bound access tokens");
+        protected = protected.dpop(dpop);
+    }
+    protected.protect(options)
 }
