@@ -47,9 +47,15 @@ pub(crate) fn audience_names(claims: &serde_json::Value, resource: &str) -> bool
 }
 
 /// The thumbprint of the key a token is bound to: its `cnf.jkt` (RFC 9449 §6,
-/// in a JWT's claims or an introspection answer alike). A `jkt` that is not
-/// a string binds the token to no key a proof can show.
+/// in a JWT's claims or an introspection answer alike). A token confirmed
+/// otherwise (a certificate's `x5t#S256`, a `jkt` that is not a string) is
+/// bound to no key a DPoP proof can show: never a bearer token either.
 pub(crate) fn bound_key(claims: &serde_json::Value) -> Option<String> {
-    let jkt = claims.get("cnf")?.get("jkt")?;
-    Some(jkt.as_str().unwrap_or_default().to_owned())
+    let cnf = claims.get("cnf")?;
+    Some(
+        cnf.get("jkt")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or_default()
+            .to_owned(),
+    )
 }

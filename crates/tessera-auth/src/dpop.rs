@@ -16,7 +16,6 @@ use base64::Engine as _;
 use jsonwebtoken::jwk::{Jwk, ThumbprintHash};
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Validation};
 use serde_json::Value;
-use sha2::Digest as _;
 use tessera_state::{LedgerError, MemoryLedger, TicketLedger};
 
 /// How far a proof's `iat` may be from now: "within ±5 minutes of the
@@ -154,17 +153,17 @@ impl Dpop {
         nonces.tag(now / nonces.rotation_secs)
     }
 
-    /// Checks the request's proof (RFC 9449 §4.3) for `method` at `url`
-    /// presenting `token`, at time `now`: one `DPoP` header, a `dpop+jwt`
-    /// signed with an accepted asymmetric algorithm by the public key in
-    /// its header, `htm` the method, `htu` this URL (query and fragment
-    /// never), `iat` within five minutes, `ath` the token's hash, and the
-    /// current nonce when nonces are asked for.
+    /// Checks the request's proof (RFC 9449 §4.3) for `method` at one of
+    /// `urls` presenting `token`, at time `now`: one `DPoP` header, a
+    /// `dpop+jwt` signed with an accepted asymmetric algorithm by the public
+    /// key in its header, `htm` the method, `htu` the request's URL (query
+    /// and fragment never), `iat` within five minutes, `ath` the token's
+    /// hash, and the current nonce when nonces are asked for.
     pub(crate) fn check(
         &self,
         proofs: &[&str],
         method: &str,
-        url: &str,
+        urls: &[String],
         token: &str,
         now: u64,
     ) -> Result<Proof, ProofRefusal> {
@@ -201,7 +200,11 @@ impl Dpop {
             Some(htu) if htu.contains(['?', '#']) => {
                 return invalid("the DPoP proof's htu carries a query or fragment");
             }
-            Some(htu) if normal_uri(htu).is_some() && normal_uri(htu) == normal_uri(url) => {}
+            Some(htu)
+                if normal_uri(htu).is_some_and(|htu| {
+                    urls.iter()
+                        .any(|url| normal_uri(url).as_ref() == Some(&htu))
+                }) => {}
             _ => return invalid("the DPoP proof's htu is not this resource's URL"),
         }
         let Some(iat) = claims.get("iat").and_then(Value::as_u64) else {
@@ -210,8 +213,7 @@ impl Dpop {
         if iat.abs_diff(now) > WINDOW_SECS {
             return invalid("the DPoP proof's iat is more than five minutes from now");
         }
-        let ath = base64::engine::general_purpose::URL_SAFE_NO_PAD
-            .encode(sha2::Sha256::digest(token.as_bytes()));
+        let ath = tessera_protocol::dpop_access_token_hash(token);
         if text("ath") != Some(ath.as_str()) {
             return invalid("the DPoP proof's ath is not the hash of the access token");
         }
@@ -273,7 +275,7 @@ impl Nonces {
         let Ok(window) = window.parse::<u64>() else {
             return false;
         };
-        (window == current || window + 1 == current)
+        (window == current || current.checked_sub(1) == Some(window))
             && jsonwebtoken::crypto::verify(
                 tag,
                 Self::message(window).as_bytes(),
@@ -311,6 +313,18 @@ fn carries_private_key(proof: &str) -> bool {
         .get("jwk")
         .and_then(Value::as_object)
         .is_none_or(|jwk| PRIVATE_MEMBERS.iter().any(|m| jwk.contains_key(*m)))
+}
+
+/// The request's URL as a client reaching `resource` signs it: the
+/// resource's scheme and authority (as clients know them, whatever proxies
+/// did to the `Host`) and `path`.
+pub(crate) fn request_url(resource: &str, path: &str) -> Option<String> {
+    let uri: http::Uri = resource.parse().ok()?;
+    Some(format!(
+        "{}://{}{path}",
+        uri.scheme_str()?,
+        uri.authority()?.as_str()
+    ))
 }
 
 /// A URL as RFC 9449 §4.3 compares them: scheme and host in lower case, the
@@ -352,6 +366,10 @@ mod tests {
             normal_uri("https://mcp.example/mcp")
         );
         assert_eq!(normal_uri("not a url"), None);
+        assert_eq!(
+            request_url("https://mcp.example", "/mcp").as_deref(),
+            Some("https://mcp.example/mcp")
+        );
     }
 
     #[test]
@@ -369,5 +387,8 @@ mod tests {
         let forged = format!("{}.{tag}", window.parse::<u64>().unwrap() + 1);
         assert!(!nonces.accepts(&forged, 1_100));
         assert!(!nonces.accepts("garbage", 1_000));
+        // A window at the very end of time is no overflow.
+        assert!(!nonces.accepts(&format!("{}.x", u64::MAX), 1_000));
+        assert!(!nonces.accepts("0.x", 0));
     }
 }

@@ -185,11 +185,28 @@ impl OAuthResource {
         head: &http::request::Parts,
         token: &str,
     ) -> AuthDecision {
-        let proofs: Vec<&str> = head
+        // Every `DPoP` header counts: one that is not text is no proof either.
+        let Some(proofs) = head
             .headers
             .get_all("dpop")
             .iter()
-            .filter_map(|v| v.to_str().ok())
+            .map(|v| v.to_str().ok())
+            .collect::<Option<Vec<&str>>>()
+        else {
+            return self.challenge(
+                Scheme::Dpop,
+                Some((
+                    "invalid_dpop_proof",
+                    "The DPoP proof is invalid for this request",
+                )),
+                "the DPoP header is not a JWT".into(),
+                None,
+            );
+        };
+        // The canonical URI, or the path requested at its origin (a resource
+        // named by its origin alone, or a proxy's path).
+        let urls: Vec<String> = std::iter::once(self.resource.clone())
+            .chain(crate::dpop::request_url(&self.resource, head.uri.path()))
             .collect();
         let now = tessera_protocol::clock::unix_seconds();
         let refused_proof = |why: String| {
@@ -204,7 +221,7 @@ impl OAuthResource {
                 None,
             )
         };
-        let proof = match dpop.check(&proofs, head.method.as_str(), &self.resource, token, now) {
+        let proof = match dpop.check(&proofs, head.method.as_str(), &urls, token, now) {
             Ok(proof) => proof,
             Err(ProofRefusal::Invalid(why)) => return refused_proof(why),
             Err(ProofRefusal::Nonce(nonce)) => {

@@ -72,7 +72,8 @@ pub struct SignInArgs {
         long,
         env = "TESSERA_ID_TOKEN_FILE",
         global = true,
-        value_name = "FILE"
+        value_name = "FILE",
+        requires_all = ["idp_token_endpoint", "idp_client_id", "client_id"]
     )]
     id_token_file: Option<PathBuf>,
     /// The enterprise identity provider's token endpoint.

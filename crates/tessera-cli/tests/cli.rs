@@ -395,6 +395,9 @@ fn login_call_logout_against_a_real_authorization_server() {
             &oidc.issuer,
             "--oauth-scope",
             "counter:write",
+            // DPoP beside bearer tokens: the CLI binds its tokens, and keeps the key with them.
+            "--oauth-dpop",
+            "allowed",
         ]))
         .current_dir(&dir.0)
         .stdout(Stdio::null())
@@ -446,6 +449,11 @@ fn login_call_logout_against_a_real_authorization_server() {
         let mode = std::fs::metadata(&tokens).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600, "tokens are readable by the user alone");
     }
+    let kept = std::fs::read_to_string(&tokens).unwrap();
+    assert!(
+        kept.contains("\"dpop_key\""),
+        "the token is bound with DPoP and its key kept beside it: {kept}"
+    );
     // Signed in: the next call needs no browser.
     let r = tessera_in(&flow, None);
     assert_eq!(r.code, 0, "{}", r.stderr);

@@ -80,23 +80,17 @@ impl HttpTransport {
         for (header, value) in mirrored.params {
             request = request.header(header, value);
         }
-        request = self.present(mirrored.token, request, "POST");
         if mirrored.open_ended {
             request = request.timeout(OPEN_ENDED);
         }
         if let Some(session) = self.session() {
             request = request.header("Mcp-Session-Id", session);
         }
-        let response = request
-            .body(serde_json::to_vec(body).unwrap_or_default())
-            .send()
+        let request = request.body(serde_json::to_vec(body).unwrap_or_default());
+        let response = self
+            .send(mirrored.token, "POST", request)
             .await
             .map_err(ClientError::Transport)?;
-        // A server's DPoP nonce goes into the next proof (the retry of a
-        // `use_dpop_nonce` challenge among them).
-        if let Some(token) = mirrored.token {
-            token.note_nonce(&response);
-        }
         // A challenge: the caller may sign in and retry.
         let status = response.status().as_u16();
         // Every challenge counts (a server taking Bearer and DPoP sends both).
@@ -143,6 +137,27 @@ impl HttpTransport {
         }
     }
 
+    /// Sends `request` (a `method` one) with its credentials; a
+    /// `use_dpop_nonce` refusal naming a nonce not tried yet is sent once
+    /// more with it (RFC 9449 §9). Every `DPoP-Nonce` is kept for the next proof.
+    async fn send(
+        &self,
+        token: Option<&AccessToken>,
+        method: &str,
+        request: reqwest::RequestBuilder,
+    ) -> Result<reqwest::Response, reqwest::Error> {
+        let again = request.try_clone();
+        let response = self.present(token, request, method).send().await?;
+        match (token, again) {
+            (Some(token), Some(again)) if token.note_nonce(&response) => {
+                let response = self.present(Some(token), again, method).send().await?;
+                token.note_nonce(&response);
+                Ok(response)
+            }
+            _ => Ok(response),
+        }
+    }
+
     fn session(&self) -> Option<String> {
         self.session
             .lock()
@@ -168,10 +183,9 @@ impl HttpTransport {
         if let Some(session) = self.session() {
             request = request.header("Mcp-Session-Id", session);
         }
-        request = self.present(token, request, "POST");
-        let response = request
-            .body(serde_json::to_vec(body).unwrap_or_default())
-            .send()
+        let request = request.body(serde_json::to_vec(body).unwrap_or_default());
+        let response = self
+            .send(token, "POST", request)
             .await
             .map_err(ClientError::Transport)?;
         match response.status().as_u16() {
@@ -188,13 +202,12 @@ impl HttpTransport {
         let Some(session) = self.session() else {
             return;
         };
-        let mut request = self
+        let request = self
             .http
             .delete(self.url.clone())
             .header("Mcp-Session-Id", session)
             .header("MCP-Protocol-Version", version);
-        request = self.present(token, request, "DELETE");
-        match request.send().await {
+        match self.send(token, "DELETE", request).await {
             Ok(r) if r.status().is_success() || matches!(r.status().as_u16(), 404 | 405) => {}
             Ok(r) => tracing::debug!(
                 status = r.status().as_u16(),
@@ -235,8 +248,10 @@ impl HttpTransport {
         if let Some(session) = self.session() {
             request = request.header("Mcp-Session-Id", session);
         }
-        request = self.present(token, request, "GET");
-        let response = request.send().await.map_err(ClientError::Transport)?;
+        let response = self
+            .send(token, "GET", request)
+            .await
+            .map_err(ClientError::Transport)?;
         match response.status().as_u16() {
             200..=299 => Ok(response),
             405 => Err(ClientError::UnsupportedServer(
@@ -353,8 +368,7 @@ impl HttpTransport {
         if let Some(session) = self.session() {
             request = request.header("Mcp-Session-Id", session);
         }
-        request = self.present(answering.token, request, "GET");
-        let response = match request.send().await {
+        let response = match self.send(answering.token, "GET", request).await {
             Ok(response) => response,
             Err(e) if e.is_timeout() => return Err(ClientError::Transport(e)),
             Err(_) => return Ok(None),

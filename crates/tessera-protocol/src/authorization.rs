@@ -1,5 +1,6 @@
-//! Where an authorization server's metadata is looked for: the one rule
-//! the resource server (to find the JWKS) and the client (to sign in) share.
+//! Where an authorization server's metadata is looked for, and the hash a
+//! DPoP proof carries of its access token: the rules the resource server and
+//! the client share.
 
 /// The well-known URLs of the metadata of the authorization server whose
 /// issuer is `origin` + `path`, in the order the authorization spec gives
@@ -36,4 +37,21 @@ pub fn authorization_server_metadata_urls(origin: &str, path: &str) -> Vec<Strin
             format!("{origin}{path}/.well-known/openid-configuration"),
         ]
     }
+}
+
+/// A DPoP proof's `ath` for `access_token` (RFC 9449 §4.2): the base64url
+/// (unpadded) SHA-256 of its ASCII bytes.
+///
+/// ```
+/// // The access token and `ath` of RFC 9449 §7.1's example.
+/// assert_eq!(
+///     tessera_protocol::dpop_access_token_hash("Kz~8mXK1EalYznwH-LC-1fBAo.4Ljp~zsPE_NeO.gxU"),
+///     "fUHyO2r2Z3DZ53EsNrWBb0xWXoaNy59IiKCAqksmQEo"
+/// );
+/// ```
+pub fn dpop_access_token_hash(access_token: &str) -> String {
+    use base64::Engine as _;
+    use sha2::Digest as _;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .encode(sha2::Sha256::digest(access_token.as_bytes()))
 }

@@ -55,7 +55,7 @@ mod tools;
 mod trace_context;
 mod version;
 
-pub use authorization::authorization_server_metadata_urls;
+pub use authorization::{authorization_server_metadata_urls, dpop_access_token_hash};
 pub use bearer_challenge::BearerChallenge;
 pub use boxed_future::BoxFuture;
 pub use capabilities::*;

@@ -12,8 +12,8 @@ use std::sync::{Mutex, PoisonError};
 use base64::Engine as _;
 use jsonwebtoken::jwk::Jwk;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
-use sha2::Digest as _;
 
+use super::auth_error;
 use super::pkce::random_token;
 use crate::ClientError;
 
@@ -22,6 +22,8 @@ pub(crate) const ALGORITHM: &str = "ES256";
 
 /// The session's proof key, and the nonces servers handed out.
 pub(crate) struct DpopKey {
+    /// The private key, PKCS#8 DER (kept with tokens bound to it).
+    der: Vec<u8>,
     key: EncodingKey,
     jwk: Jwk,
     /// The authorization server's latest `DPoP-Nonce`.
@@ -43,10 +45,6 @@ pub(crate) enum ProofFor {
     Server,
 }
 
-fn auth_error(message: impl Into<String>) -> ClientError {
-    ClientError::Auth(message.into())
-}
-
 impl DpopKey {
     /// A new P-256 key.
     pub(crate) fn generate() -> Result<Self, ClientError> {
@@ -63,10 +61,32 @@ impl DpopKey {
         let der = secret
             .to_pkcs8_der()
             .map_err(|e| auth_error(format!("the DPoP key could not be encoded: {e}")))?;
-        let key = EncodingKey::from_ec_der(der.as_bytes());
+        Self::from_der(der.as_bytes().to_vec())
+    }
+
+    /// The key kept with stored tokens: base64 of its PKCS#8 DER.
+    pub(crate) fn to_stored(&self) -> String {
+        base64::engine::general_purpose::STANDARD.encode(&self.der)
+    }
+
+    /// A key [`to_stored`](Self::to_stored) wrote.
+    pub(crate) fn from_stored(stored: &str) -> Result<Self, ClientError> {
+        use p256::pkcs8::DecodePrivateKey as _;
+        let der = base64::engine::general_purpose::STANDARD
+            .decode(stored)
+            .map_err(|e| auth_error(format!("the stored DPoP key is not base64: {e}")))?;
+        // Checked as a P-256 key before it signs anything.
+        p256::SecretKey::from_pkcs8_der(&der)
+            .map_err(|e| auth_error(format!("the stored DPoP key is not a P-256 key: {e}")))?;
+        Self::from_der(der)
+    }
+
+    fn from_der(der: Vec<u8>) -> Result<Self, ClientError> {
+        let key = EncodingKey::from_ec_der(&der);
         let jwk = Jwk::from_encoding_key(&key, Algorithm::ES256)
             .map_err(|e| auth_error(format!("the DPoP key has no public JWK: {e}")))?;
         Ok(Self {
+            der,
             key,
             jwk,
             token_endpoint_nonce: Mutex::new(None),
@@ -111,20 +131,14 @@ impl DpopKey {
         access_token: Option<&str>,
     ) -> Result<String, ClientError> {
         let htu = url.split(['?', '#']).next().unwrap_or(url);
-        let iat = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or_default();
         let mut claims = serde_json::json!({
             "jti": random_token(16)?,
             "htm": method,
             "htu": htu,
-            "iat": iat,
+            "iat": tessera_protocol::clock::unix_seconds(),
         });
         if let Some(token) = access_token {
-            claims["ath"] = base64::engine::general_purpose::URL_SAFE_NO_PAD
-                .encode(sha2::Sha256::digest(token.as_bytes()))
-                .into();
+            claims["ath"] = tessera_protocol::dpop_access_token_hash(token).into();
         }
         if let Some(nonce) = self
             .nonce_slot(to)
@@ -144,10 +158,19 @@ impl DpopKey {
 
 /// The access token a request presents: as a bearer token, or bound to the
 /// session's key and presented with a proof (`Authorization: DPoP`).
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub(crate) struct AccessToken {
     pub(crate) token: String,
     pub(crate) dpop: Option<std::sync::Arc<DpopKey>>,
+}
+
+impl std::fmt::Debug for AccessToken {
+    /// The token is a credential: never printed.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AccessToken")
+            .field("bound", &self.dpop.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl AccessToken {
@@ -173,23 +196,35 @@ impl AccessToken {
         }
     }
 
-    /// Notes a `DPoP-Nonce` the server sent on `response`; whether it is new.
+    /// Notes a `DPoP-Nonce` the server sent on `response`; whether the
+    /// request should be sent again with it: a `use_dpop_nonce` refusal
+    /// (RFC 9449 §9) naming a nonce not tried yet.
     pub(crate) fn note_nonce(&self, response: &reqwest::Response) -> bool {
-        match (
+        let (Some(key), Some(nonce)) = (
             &self.dpop,
             response
                 .headers()
                 .get("dpop-nonce")
                 .and_then(|v| v.to_str().ok()),
-        ) {
-            (Some(key), Some(nonce)) => key.remember_nonce(ProofFor::Server, nonce),
-            _ => false,
-        }
+        ) else {
+            return false;
+        };
+        let new = key.remember_nonce(ProofFor::Server, nonce);
+        new && response.status() == reqwest::StatusCode::UNAUTHORIZED
+            && response
+                .headers()
+                .get_all("www-authenticate")
+                .iter()
+                .filter_map(|v| v.to_str().ok())
+                .filter_map(|v| tessera_protocol::BearerChallenge::parse_scheme(v, "DPoP"))
+                .any(|c| c.error.as_deref() == Some("use_dpop_nonce"))
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use sha2::Digest as _;
+
     use super::*;
 
     /// RFC 9449 §4.2: `typ` is `dpop+jwt`, the header carries the public key
@@ -228,6 +263,10 @@ mod tests {
             claims["ath"],
             base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(sha2::Sha256::digest(b"tok"))
         );
+        // Kept and read back, it is the same key.
+        let kept = DpopKey::from_stored(&key.to_stored()).unwrap();
+        assert_eq!(kept.thumbprint(), key.thumbprint());
+        assert!(DpopKey::from_stored("bm90IGEga2V5").is_err());
         assert!(claims.get("nonce").is_none());
         assert_eq!(
             jwk.thumbprint(jsonwebtoken::jwk::ThumbprintHash::SHA256)

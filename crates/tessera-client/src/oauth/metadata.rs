@@ -5,6 +5,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::auth_error;
 use crate::ClientError;
 
 /// RFC 9728 Protected Resource Metadata (the fields a client uses).
@@ -49,10 +50,6 @@ pub(crate) struct AuthorizationServer {
     /// The algorithms it takes DPoP proofs in (RFC 9449 §5.1): it offers DPoP.
     #[serde(default)]
     pub(crate) dpop_signing_alg_values_supported: Option<Vec<String>>,
-}
-
-fn auth_error(message: impl Into<String>) -> ClientError {
-    ClientError::Auth(message.into())
 }
 
 /// Refuses an OAuth URL that is neither `https` nor `http` to a loopback

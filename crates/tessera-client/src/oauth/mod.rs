@@ -20,6 +20,11 @@ use tessera_protocol::BoxFuture;
 
 use crate::ClientError;
 
+/// A sign-in failure, said as `message`.
+fn auth_error(message: impl Into<String>) -> ClientError {
+    ClientError::Auth(message.into())
+}
+
 /// Credentials registered with an authorization server beforehand.
 #[derive(Debug, Clone)]
 pub struct PreRegistered {
@@ -112,6 +117,11 @@ pub struct StoredTokens {
     /// The scopes granted.
     #[serde(default)]
     pub scopes: Vec<String>,
+    /// The DPoP key the access and refresh tokens are bound to (its PKCS#8
+    /// DER, base64), when they are: kept with them, since they are worth
+    /// nothing without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dpop_key: Option<String>,
 }
 
 /// Keeps tokens between runs, by server URL.
@@ -159,10 +169,11 @@ pub struct OAuthConfig {
     /// credentials. No browser: the person signed in already.
     pub enterprise: Option<EnterpriseSignIn>,
     /// Bind access tokens to a key made for this session with DPoP (RFC 9449,
-    /// the MCP DPoP extension) wherever the authorization server offers it:
+    /// the MCP DPoP extension) wherever the server takes DPoP and its
+    /// authorization server offers it:
     /// every request then carries a fresh proof of the key, and a token that
-    /// leaks is worth nothing without it. Bound tokens are never written to
-    /// the [`store`](Self::store) (the key is not kept).
+    /// leaks is worth nothing without it. Bound tokens go to the
+    /// [`store`](Self::store) with their key.
     pub dpop: bool,
 }
 

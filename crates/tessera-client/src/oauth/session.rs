@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use std::sync::Arc;
 
+use super::auth_error;
 use super::dpop::{AccessToken, DpopKey, ProofFor};
 use super::metadata::{self, AuthorizationServer, ProtectedResource};
 use super::pkce::{Pkce, random_token};
@@ -76,10 +77,7 @@ fn client_assertion(pem: &str, client_id: &str, audience: &str) -> Result<String
             Algorithm::RS256,
         ),
     };
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or_default();
+    let now = tessera_protocol::clock::unix_seconds();
     let claims = serde_json::json!({
         "iss": client_id,
         "sub": client_id,
@@ -90,10 +88,6 @@ fn client_assertion(pem: &str, client_id: &str, audience: &str) -> Result<String
     });
     jsonwebtoken::encode(&Header::new(algorithm), &claims, &key)
         .map_err(|e| auth_error(format!("the client assertion could not be signed: {e}")))
-}
-
-fn auth_error(message: impl Into<String>) -> ClientError {
-    ClientError::Auth(message.into())
 }
 
 #[derive(Deserialize)]
@@ -142,6 +136,19 @@ impl OAuthSession {
             });
             session.access_token = Some(t.access_token);
             session.refresh_token = t.refresh_token;
+            // Tokens bound to a key come back with it; without it they are dropped.
+            match t.dpop_key.as_deref().map(DpopKey::from_stored) {
+                Some(Ok(key)) => {
+                    session.dpop = Some(Arc::new(key));
+                    session.bound = true;
+                }
+                Some(Err(e)) => {
+                    tracing::warn!(error = %e, "stored tokens dropped");
+                    session.access_token = None;
+                    session.refresh_token = None;
+                }
+                None => {}
+            }
             session.requested = t.scopes.into_iter().collect();
         }
         Ok(session)
@@ -168,11 +175,7 @@ impl OAuthSession {
         else {
             return;
         };
-        // A token bound to this session's key is worth nothing without it,
-        // and the key is never written down.
-        if self.bound {
-            return;
-        }
+
         let method = match &registration.auth {
             TokenAuth::Basic => "client_secret_basic",
             TokenAuth::Post => "client_secret_post",
@@ -191,6 +194,12 @@ impl OAuthSession {
                 client_secret: registration.client_secret.clone(),
                 token_endpoint_auth_method: method.into(),
                 scopes: self.requested.iter().cloned().collect(),
+                // Bound tokens are worth nothing without their key.
+                dpop_key: self
+                    .dpop
+                    .as_ref()
+                    .filter(|_| self.bound)
+                    .map(|key| key.to_stored()),
             },
         );
     }
@@ -247,10 +256,22 @@ impl OAuthSession {
             bearer.or(dpop)
         }
         .unwrap_or_default();
-        // RFC 9449 §9: the server wants its nonce in the proof. The transport
-        // kept the one it sent; the request is retried with it.
-        if status == 401 && self.bound && challenge.error.as_deref() == Some("use_dpop_nonce") {
-            return Ok(());
+        // The transport answered a new nonce already (RFC 9449 §9); a proof
+        // refused is no matter of signing in again (a clock, a URL).
+        if status == 401 && self.bound {
+            match challenge.error.as_deref() {
+                Some("use_dpop_nonce") => {
+                    return Err(auth_error(
+                        "the server keeps asking for a DPoP nonce it does not accept",
+                    ));
+                }
+                Some("invalid_dpop_proof") => {
+                    return Err(auth_error(format!(
+                        "the server refused the DPoP proof (is this machine's clock right?): {header}"
+                    )));
+                }
+                _ => {}
+            }
         }
         if status == 403 {
             if challenge.error.as_deref() != Some("insufficient_scope") {
