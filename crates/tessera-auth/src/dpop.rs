@@ -66,6 +66,51 @@ struct Nonces {
     rotation_secs: u64,
 }
 
+/// How a deployment takes DPoP-bound tokens: `OAUTH_DPOP` (a Worker's or
+/// Lambda's variable) and `--oauth-dpop` say `allowed` or `required`.
+///
+/// ```
+/// use tessera_auth::DpopMode;
+/// assert_eq!("required".parse::<DpopMode>(), Ok(DpopMode::Required));
+/// assert!("sometimes".parse::<DpopMode>().is_err());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DpopMode {
+    /// Beside bearer tokens.
+    Allowed,
+    /// Instead of them: bearer tokens are refused.
+    Required,
+}
+
+impl std::str::FromStr for DpopMode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "allowed" => Ok(Self::Allowed),
+            "required" => Ok(Self::Required),
+            other => Err(format!(
+                "{other:?} is no DPoP mode: \"allowed\" (beside bearer tokens) or \"required\""
+            )),
+        }
+    }
+}
+
+impl DpopMode {
+    /// [`Dpop`] in this mode, recording proof ids in `ledger` (the tickets'
+    /// shared one) or, without one, in memory.
+    pub fn dpop(self, ledger: Option<Arc<dyn TicketLedger>>) -> Dpop {
+        let mut dpop = Dpop::new();
+        if self == Self::Required {
+            dpop = dpop.required();
+        }
+        match ledger {
+            Some(ledger) => dpop.replay_ledger(ledger),
+            None => dpop,
+        }
+    }
+}
+
 /// Why a proof is refused.
 #[derive(Debug)]
 pub(crate) enum ProofRefusal {

@@ -43,7 +43,7 @@ mod resource;
 mod vars;
 
 pub use claims::{TokenError, TokenVerifier};
-pub use dpop::Dpop;
+pub use dpop::{Dpop, DpopMode};
 pub use fetch::HttpFetch;
 #[cfg(feature = "reqwest")]
 pub use fetch::ReqwestFetch;

@@ -5,9 +5,11 @@ use std::sync::Arc;
 
 use tessera_http::{EndpointOptions, Vars};
 
-use crate::{HttpFetch, JwtVerifier, OAuthResource};
+use tessera_state::TicketLedger;
 
-/// What `OAUTH_ISSUER`, `OAUTH_RESOURCE` and `OAUTH_SCOPE` say.
+use crate::{DpopMode, HttpFetch, JwtVerifier, OAuthResource};
+
+/// What `OAUTH_ISSUER`, `OAUTH_RESOURCE`, `OAUTH_SCOPE` and `OAUTH_DPOP` say.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct OAuthVars {
     /// `OAUTH_ISSUER` and `OAUTH_RESOURCE`: the authorization server whose
@@ -17,10 +19,13 @@ pub struct OAuthVars {
     /// `OAUTH_SCOPE`, split at spaces: what every tool needs (give them to
     /// `McpServerBuilder::require_scopes`; 403 `insufficient_scope` without).
     pub scopes: Vec<String>,
+    /// `OAUTH_DPOP`: `allowed` or `required` takes DPoP-bound tokens (see
+    /// [`DpopMode`]).
+    pub dpop: Option<DpopMode>,
 }
 
 impl OAuthVars {
-    /// Reads the three variables; an error is a sentence for the operator.
+    /// Reads the four variables; an error is a sentence for the operator.
     ///
     /// ```
     /// use tessera_auth::OAuthVars;
@@ -34,11 +39,13 @@ impl OAuthVars {
             .map(|s| s.split_whitespace().map(str::to_owned).collect())
             .unwrap_or_default();
         let resource = vars.text("OAUTH_RESOURCE");
+        let dpop = vars.text("OAUTH_DPOP");
         let Some(issuer) = vars.text("OAUTH_ISSUER") else {
-            let without = match (&resource, scopes.is_empty()) {
-                (Some(_), _) => "OAUTH_RESOURCE",
-                (None, false) => "OAUTH_SCOPE",
-                (None, true) => return Ok(Self::default()),
+            let without = match (&resource, scopes.is_empty(), &dpop) {
+                (Some(_), _, _) => "OAUTH_RESOURCE",
+                (None, false, _) => "OAUTH_SCOPE",
+                (None, true, Some(_)) => "OAUTH_DPOP",
+                (None, true, None) => return Ok(Self::default()),
             };
             return Err(format!(
                 "{without} is set without OAUTH_ISSUER: name the authorization server whose tokens are accepted"
@@ -47,15 +54,26 @@ impl OAuthVars {
         let resource = resource.ok_or(
             "OAUTH_ISSUER needs OAUTH_RESOURCE: this server's URL as clients use it (e.g. https://mcp.example.com/mcp), which tokens must name",
         )?;
+        let dpop = dpop
+            .map(|d| d.parse().map_err(|e| format!("OAUTH_DPOP: {e}")))
+            .transpose()?;
         Ok(Self {
             issuer_and_resource: Some((issuer, resource)),
             scopes,
+            dpop,
         })
     }
 
     /// `options` protected as the variables say, verifying tokens against
-    /// the issuer's keys fetched with `fetch`; unchanged when no issuer is set.
-    pub fn protect(&self, options: EndpointOptions, fetch: Arc<dyn HttpFetch>) -> EndpointOptions {
+    /// the issuer's keys fetched with `fetch`, DPoP proof ids recorded in
+    /// `ledger` (the tickets' one: a Durable Object, Redis) or in memory;
+    /// unchanged when no issuer is set.
+    pub fn protect(
+        &self,
+        options: EndpointOptions,
+        fetch: Arc<dyn HttpFetch>,
+        ledger: Option<Arc<dyn TicketLedger>>,
+    ) -> EndpointOptions {
         let Some((issuer, resource)) = &self.issuer_and_resource else {
             return options;
         };
@@ -65,9 +83,16 @@ impl OAuthVars {
             fetch,
         ));
         tracing::info!(%issuer, %resource, "OAuth: accepting access tokens of this issuer for this resource");
-        OAuthResource::new(resource.clone(), issuer.clone(), verifier)
-            .scopes_supported(self.scopes.iter().cloned())
-            .protect(options)
+        let protected = OAuthResource::new(resource.clone(), issuer.clone(), verifier)
+            .scopes_supported(self.scopes.iter().cloned());
+        match self.dpop {
+            Some(mode) => {
+                tracing::info!(?mode, "OAuth: taking DPoP-bound access tokens");
+                protected.dpop(mode.dpop(ledger))
+            }
+            None => protected,
+        }
+        .protect(options)
     }
 }
 
@@ -108,6 +133,28 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(v.scopes, ["a", "b"]);
+        assert_eq!(v.dpop, None);
+        assert!(
+            read(&[("OAUTH_DPOP", "required")])
+                .unwrap_err()
+                .starts_with("OAUTH_DPOP is set without")
+        );
+        let issued = [
+            ("OAUTH_ISSUER", "https://id.example"),
+            ("OAUTH_RESOURCE", "https://mcp.example/mcp"),
+        ];
+        let with = |mode: &'static str| {
+            let mut pairs = issued.to_vec();
+            pairs.push(("OAUTH_DPOP", mode));
+            read(&pairs)
+        };
+        assert_eq!(with("required").unwrap().dpop, Some(DpopMode::Required));
+        assert_eq!(with("allowed").unwrap().dpop, Some(DpopMode::Allowed));
+        assert!(
+            with("yes")
+                .unwrap_err()
+                .starts_with("OAUTH_DPOP: \"yes\" is no DPoP mode")
+        );
         assert_eq!(
             v.issuer_and_resource,
             Some((

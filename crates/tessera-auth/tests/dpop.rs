@@ -386,7 +386,7 @@ async fn the_client_signs_in_with_dpop_and_answers_the_nonce_challenge() {
                 client_id: "tessera-test".into(),
                 client_secret: Some("tessera-secret".into()),
                 issuer: None,
-                private_key_pem: None,
+                private_key: None,
             }),
             authorizer: Arc::new(tessera_client::HeadlessAuthorizer::new().unwrap()),
             store: None,

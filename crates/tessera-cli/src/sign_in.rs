@@ -42,8 +42,8 @@ pub struct SignInArgs {
         value_name = "SECRET"
     )]
     client_secret: Option<String>,
-    /// A PEM private key (EC P-256 or RSA) the client proves itself with
-    /// instead of a secret (private_key_jwt).
+    /// A private key the client proves itself with instead of a secret
+    /// (private_key_jwt): PEM (EC P-256 or RSA) or a JWK (EC P-256).
     #[arg(
         long,
         env = "TESSERA_CLIENT_KEY_FILE",
@@ -128,7 +128,7 @@ pub async fn oauth_config(interactive: bool, args: &SignInArgs) -> Result<OAuthC
             client_id,
             client_secret: secret,
             issuer: given(&args.client_issuer),
-            private_key_pem: key,
+            private_key: key,
         })
     };
     let machine = |pre_registered| OAuthConfig {

@@ -111,6 +111,7 @@ impl LambdaConfig {
                 .any_path()
                 .buffered_responses(),
             Arc::new(tessera_auth::ReqwestFetch::default()),
+            ledger.clone(),
         );
         Ok(Self {
             options,

@@ -101,8 +101,8 @@ pub struct ServeArgs {
     /// are recorded against replay in the ticket ledger (--redis, --ledger)
     /// or in memory.
     #[cfg(feature = "auth")]
-    #[arg(long, value_enum, value_name = "MODE", requires = "oauth_issuer")]
-    pub oauth_dpop: Option<DpopMode>,
+    #[arg(long, value_name = "allowed|required", requires = "oauth_issuer")]
+    pub oauth_dpop: Option<tessera_auth::DpopMode>,
     /// Serve the metrics in the Prometheus text format at http://HOST:PORT/metrics.
     #[cfg(feature = "otel")]
     #[arg(long, value_name = "HOST:PORT")]
@@ -112,16 +112,6 @@ pub struct ServeArgs {
     #[cfg(feature = "otel")]
     #[arg(long)]
     pub trace_arguments: bool,
-}
-
-/// How `--oauth-dpop` takes DPoP-bound tokens.
-#[cfg(feature = "auth")]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum DpopMode {
-    /// Beside bearer tokens.
-    Allowed,
-    /// Instead of them: bearer tokens are refused.
-    Required,
 }
 
 /// The default ticket lifetime.

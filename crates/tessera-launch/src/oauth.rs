@@ -33,15 +33,8 @@ pub(crate) fn protect(
     let mut protected = tessera_auth::OAuthResource::new(resource, issuer.clone(), verifier)
         .scopes_supported(args.oauth_scopes());
     if let Some(mode) = args.oauth_dpop {
-        let mut dpop = tessera_auth::Dpop::new();
-        if mode == crate::args::DpopMode::Required {
-            dpop = dpop.required();
-        }
-        if let Some(ledger) = ledger {
-            dpop = dpop.replay_ledger(ledger);
-        }
         tracing::info!(?mode, "OAuth: taking DPoP-bound access tokens");
-        protected = protected.dpop(dpop);
+        protected = protected.dpop(mode.dpop(ledger));
     }
     protected.protect(options)
 }

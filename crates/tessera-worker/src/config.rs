@@ -58,13 +58,15 @@ impl WorkerConfig {
         let vars = WorkerVars(env);
         let codec = RequestStateCodec::new(key_ring(&vars)?);
         let oauth = OAuthVars::from_vars(&vars)?;
-        let options = oauth.protect(
-            EndpointOptions::from_vars(&vars)?,
-            Arc::new(crate::WorkerFetch),
-        );
         let ledger = env.durable_object(LEDGER_BINDING).ok().map(|namespace| {
             Arc::new(DurableObjectLedger::new(namespace)) as Arc<dyn TicketLedger>
         });
+        // DPoP proof ids go to the tickets' Durable Object ledger where there is one.
+        let options = oauth.protect(
+            EndpointOptions::from_vars(&vars)?,
+            Arc::new(crate::WorkerFetch),
+            ledger.clone(),
+        );
         let task_store = env
             .durable_object(TASK_STORE_BINDING)
             .ok()

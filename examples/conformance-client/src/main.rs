@@ -130,7 +130,7 @@ fn oauth(scenario: &str, context: &Value) -> Result<OAuthConfig, ClientError> {
             client_id,
             client_secret: field("client_secret"),
             issuer: field("issuer"),
-            private_key_pem: field("private_key_pem"),
+            private_key: field("private_key_pem"),
         }),
         authorizer: Arc::new(HeadlessAuthorizer::new()?),
         store: None,

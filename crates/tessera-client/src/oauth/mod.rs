@@ -6,6 +6,7 @@
 //! machine sign-in (client credentials, workload identity), enterprise-managed
 //! authorization, and DPoP-bound tokens.
 
+mod client_key;
 mod dpop;
 mod metadata;
 mod pkce;
@@ -34,10 +35,10 @@ pub struct PreRegistered {
     pub client_secret: Option<String>,
     /// The issuer they were registered with; `None` uses them with any.
     pub issuer: Option<String>,
-    /// A private key (PEM, PKCS#8: EC P-256 signs ES256, RSA signs RS256)
-    /// the client proves itself with instead of a secret: RFC 7523
-    /// `private_key_jwt` client assertions.
-    pub private_key_pem: Option<String>,
+    /// A private key the client proves itself with instead of a secret
+    /// (RFC 7523 `private_key_jwt` client assertions): a PEM (PKCS#8; EC
+    /// P-256 signs ES256, RSA signs RS256) or a JWK of an EC P-256 key.
+    pub private_key: Option<String>,
 }
 
 /// Takes the user through the authorization URL and returns the URL the

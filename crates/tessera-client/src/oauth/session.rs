@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 
 use super::auth_error;
+use super::client_key::client_assertion;
 use super::dpop::{AccessToken, DpopKey, ProofFor};
 use super::metadata::{self, AuthorizationServer, ProtectedResource};
 use super::pkce::{Pkce, random_token};
@@ -21,7 +22,7 @@ use crate::ClientError;
 enum TokenAuth {
     Basic,
     Post,
-    /// RFC 7523: a JWT signed with the client's key (PEM).
+    /// RFC 7523: a JWT signed with the client's key (PEM or JWK).
     PrivateKeyJwt(String),
     None,
     /// No client identity at all (a workload's JWT bearer grant).
@@ -59,35 +60,6 @@ pub(crate) struct OAuthSession {
     /// Every scope requested so far (step-up asks for their union with the new ones).
     requested: BTreeSet<String>,
     authorizations: usize,
-}
-
-/// An RFC 7523 client assertion: `iss` and `sub` the client id, `aud` the
-/// authorization server, valid for 5 minutes, a random `jti`; signed ES256
-/// with an EC P-256 key or RS256 with an RSA key.
-fn client_assertion(pem: &str, client_id: &str, audience: &str) -> Result<String, ClientError> {
-    use jsonwebtoken::{Algorithm, EncodingKey, Header};
-    let (key, algorithm) = match EncodingKey::from_ec_pem(pem.as_bytes()) {
-        Ok(key) => (key, Algorithm::ES256),
-        Err(_) => (
-            EncodingKey::from_rsa_pem(pem.as_bytes()).map_err(|e| {
-                auth_error(format!(
-                    "the client's private key is neither an EC P-256 nor an RSA key in PEM: {e}"
-                ))
-            })?,
-            Algorithm::RS256,
-        ),
-    };
-    let now = tessera_protocol::clock::unix_seconds();
-    let claims = serde_json::json!({
-        "iss": client_id,
-        "sub": client_id,
-        "aud": audience,
-        "iat": now,
-        "exp": now + 300,
-        "jti": random_token(16)?,
-    });
-    jsonwebtoken::encode(&Header::new(algorithm), &claims, &key)
-        .map_err(|e| auth_error(format!("the client assertion could not be signed: {e}")))
 }
 
 #[derive(Deserialize)]
@@ -661,7 +633,7 @@ impl OAuthSession {
                         registration.client_secret.clone().unwrap_or_default(),
                     ));
                 }
-                TokenAuth::PrivateKeyJwt(pem) => {
+                TokenAuth::PrivateKeyJwt(key) => {
                     form.push(("client_id", registration.client_id.clone()));
                     form.push((
                         "client_assertion_type",
@@ -669,7 +641,7 @@ impl OAuthSession {
                     ));
                     form.push((
                         "client_assertion",
-                        client_assertion(pem, &registration.client_id, &server.issuer)?,
+                        client_assertion(key, &registration.client_id, &server.issuer)?,
                     ));
                 }
                 TokenAuth::None => form.push(("client_id", registration.client_id.clone())),
@@ -724,8 +696,8 @@ impl OAuthSession {
             .filter(|p| p.issuer.as_ref().is_none_or(|i| *i == server.issuer))
         {
             let auth = match &pre.client_secret {
-                _ if pre.private_key_pem.is_some() => {
-                    TokenAuth::PrivateKeyJwt(pre.private_key_pem.clone().unwrap_or_default())
+                _ if pre.private_key.is_some() => {
+                    TokenAuth::PrivateKeyJwt(pre.private_key.clone().unwrap_or_default())
                 }
                 Some(_) if supports("client_secret_basic") || supported.is_empty() => {
                     TokenAuth::Basic
@@ -930,32 +902,4 @@ fn read_callback(
         ));
     }
     param("code").ok_or_else(|| auth_error("the authorization response has no code"))
-}
-
-#[cfg(test)]
-mod assertion_tests {
-    use super::*;
-
-    /// A P-256 key made for this test alone.
-    const KEY: &str = "-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQghruWJcwEALI4NzNI\nLbOo64QTpjpvfSj+5j0lpBhFF7KhRANCAAQ8MURMDRsi/Z4CzYZXS4RN2YMmH2Pm\ncqrQe3sJZRoIpuD1Uu1/Ji+J5/QY3mAEBVyljJY1/5FCnhw/ukl46uXG\n-----END PRIVATE KEY-----\n";
-    const PUBLIC: &str = "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEPDFETA0bIv2eAs2GV0uETdmDJh9j\n5nKq0Ht7CWUaCKbg9VLtfyYvief0GN5gBAVcpYyWNf+RQp4cP7pJeOrlxg==\n-----END PUBLIC KEY-----\n";
-
-    /// RFC 7523 §3: `iss` and `sub` the client id, `aud` the authorization
-    /// server, an expiry, and a `jti`; signed with the client's key.
-    #[test]
-    fn a_client_assertion_is_signed_with_the_clients_key_and_says_who_it_is() {
-        let jwt = client_assertion(KEY, "machine-1", "https://as.example").unwrap();
-        let header = jsonwebtoken::decode_header(&jwt).unwrap();
-        assert_eq!(header.alg, jsonwebtoken::Algorithm::ES256);
-        let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::ES256);
-        validation.set_audience(&["https://as.example"]);
-        validation.set_issuer(&["machine-1"]);
-        let key = jsonwebtoken::DecodingKey::from_ec_pem(PUBLIC.as_bytes()).unwrap();
-        let claims = jsonwebtoken::decode::<serde_json::Value>(&jwt, &key, &validation)
-            .unwrap()
-            .claims;
-        assert_eq!(claims["sub"], "machine-1");
-        assert!(claims["jti"].as_str().is_some_and(|j| j.len() >= 16));
-        assert!(client_assertion("not a key", "machine-1", "https://as.example").is_err());
-    }
 }
