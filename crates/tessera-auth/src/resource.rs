@@ -103,7 +103,7 @@ impl OAuthResource {
             Some(dpop) if dpop.is_required() => Scheme::Dpop,
             _ => scheme,
         };
-        let mut headers = http::HeaderMap::new();
+        let mut headers = Vec::new();
         let other = match (scheme, &self.dpop) {
             (Scheme::Bearer, Some(_)) => Some(Scheme::Dpop),
             (Scheme::Dpop, Some(dpop)) if !dpop.is_required() => Some(Scheme::Bearer),
@@ -112,10 +112,10 @@ impl OAuthResource {
         if let Some(value) = other
             .and_then(|other| http::HeaderValue::from_str(&self.challenge_text(other, None)).ok())
         {
-            headers.append(http::header::WWW_AUTHENTICATE, value);
+            headers.push((http::header::WWW_AUTHENTICATE, value));
         }
         if let Some(value) = nonce.and_then(|n| http::HeaderValue::from_str(&n).ok()) {
-            headers.insert("dpop-nonce", value);
+            headers.push((http::HeaderName::from_static("dpop-nonce"), value));
         }
         AuthDecision::Challenge {
             reason,

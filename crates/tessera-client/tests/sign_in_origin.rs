@@ -21,7 +21,7 @@ impl Authenticate for PointsElsewhere {
             AuthDecision::Challenge {
                 reason: "sign in".into(),
                 www_authenticate: format!("Bearer resource_metadata=\"{}\"", self.0),
-                headers: http::HeaderMap::new(),
+                headers: Vec::new(),
             }
         })
     }

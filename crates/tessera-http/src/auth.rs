@@ -26,8 +26,9 @@ pub enum AuthDecision {
         /// The challenge, e.g. `Bearer error="invalid_token", resource_metadata="…"`.
         www_authenticate: String,
         /// More headers for the refusal, added after the challenge: another
-        /// scheme's `WWW-Authenticate` challenge, a `DPoP-Nonce`.
-        headers: http::HeaderMap,
+        /// scheme's `WWW-Authenticate` challenge, a `DPoP-Nonce`. (A list, not
+        /// a `HeaderMap`: every request's state holds room for this value.)
+        headers: Vec<(http::HeaderName, http::HeaderValue)>,
     },
 }
 

@@ -242,7 +242,7 @@ impl McpEndpoint {
             }),
             AuthDecision::Verified(info) => Ok(Caller {
                 principal: Some(info.principal()),
-                auth: Some(info),
+                auth: Some(Arc::new(info)),
                 ..anonymous
             }),
             AuthDecision::Anonymous => Ok(anonymous),
@@ -259,8 +259,8 @@ impl McpEndpoint {
                 headers,
             } => {
                 let mut refusal = unauthorized(&reason, &www_authenticate);
-                for (name, value) in &headers {
-                    refusal.headers_mut().append(name, value.clone());
+                for (name, value) in headers {
+                    refusal.headers_mut().append(name, value);
                 }
                 Err(refusal)
             }
@@ -736,7 +736,7 @@ fn unauthorized(reason: &str, challenge: &str) -> Response<McpBody> {
 #[derive(Default)]
 pub(crate) struct Caller {
     principal: Option<String>,
-    auth: Option<tessera_server::AuthInfo>,
+    auth: Option<Arc<tessera_server::AuthInfo>>,
     /// The address the request came from, when served by `serve`.
     peer: Option<std::net::IpAddr>,
     /// The `traceparent` and `tracestate` headers.

@@ -327,7 +327,7 @@ impl Context {
 
     /// What the caller's verified access token says (subject, scopes, client), when OAuth protects the server.
     pub fn auth(&self) -> Option<&crate::AuthInfo> {
-        self.inner.facts.auth.as_ref()
+        self.inner.facts.auth.as_deref()
     }
 
     /// Whom per-caller limits count against: the principal, else the

@@ -58,8 +58,10 @@ pub struct RequestFacts {
     pub era: Era,
     /// The authenticated principal, if any (bound into every ticket).
     pub principal: Option<String>,
-    /// The verified access token's claims, when the server is protected with OAuth.
-    pub auth: Option<AuthInfo>,
+    /// The verified access token's claims, when the server is protected with
+    /// OAuth (shared: the facts are moved through every layer of a request,
+    /// and middleware sees the same claims).
+    pub auth: Option<std::sync::Arc<AuthInfo>>,
     /// Where progress and log notifications go; `None` drops them.
     pub notifications: Option<NotificationSink>,
     /// Where a call that goes on as a task runs; `None`: no tasks.
@@ -161,7 +163,7 @@ impl RequestFacts {
     /// The same facts with a verified token: its issuer and subject become the principal.
     pub fn with_auth(mut self, auth: AuthInfo) -> Self {
         self.principal = Some(auth.principal());
-        self.auth = Some(auth);
+        self.auth = Some(std::sync::Arc::new(auth));
         self
     }
 

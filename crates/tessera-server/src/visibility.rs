@@ -123,7 +123,7 @@ impl McpServer {
         self.visibility.as_ref().is_none_or(|filter| {
             let viewer = Viewer {
                 principal: facts.principal.as_deref(),
-                auth: facts.auth.as_ref(),
+                auth: facts.auth.as_deref(),
                 scope_match: self.scope_match.as_ref(),
             };
             filter.shows(&viewer, item)

@@ -254,7 +254,7 @@ impl McpServer {
         }
         crate::scopes::check_scopes(
             self.scope_match.as_ref(),
-            facts.auth.as_ref(),
+            facts.auth.as_deref(),
             needed,
             target,
         )

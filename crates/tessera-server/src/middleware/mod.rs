@@ -65,7 +65,7 @@ pub struct McpRequest {
     /// client's network address (`None` over stdio: one client).
     pub caller: Option<String>,
     /// The verified access token, when the server is protected with OAuth.
-    pub auth: Option<AuthInfo>,
+    pub auth: Option<std::sync::Arc<AuthInfo>>,
     /// Whether the method is one of the protocol's or registered with the
     /// builder and, for `tools/call`, the server shows the named tool to
     /// this caller. Layers that keep something per name
