@@ -225,7 +225,7 @@ impl McpEndpoint {
             });
         let anonymous = Caller {
             peer,
-            trace_context: trace_context(&head.headers),
+            trace_context: trace_context(&head.headers).map(Box::new),
             tasks: head
                 .extensions
                 .get::<crate::RequestTaskRuntime>()
@@ -740,7 +740,7 @@ pub(crate) struct Caller {
     /// The address the request came from, when served by `serve`.
     peer: Option<std::net::IpAddr>,
     /// The `traceparent` and `tracestate` headers.
-    trace_context: Option<tessera_protocol::TraceContext>,
+    trace_context: Option<Box<tessera_protocol::TraceContext>>,
     /// The request's own task runtime ([`RequestTaskRuntime`](crate::RequestTaskRuntime)).
     tasks: Option<Arc<dyn tessera_server::TaskRuntime>>,
 }

@@ -77,7 +77,7 @@ pub struct RequestFacts {
     /// W3C trace context the transport carried beside the message (HTTP's
     /// `traceparent` and `tracestate` headers): the span's parent when the
     /// message's own `_meta` has none.
-    pub trace_context: Option<tessera_protocol::TraceContext>,
+    pub trace_context: Option<Box<tessera_protocol::TraceContext>>,
     /// The initialize-era session the request belongs to, as traces name it
     /// (`mcp.session.id`: a digest, never the session id itself).
     pub session_id: Option<String>,
@@ -193,7 +193,7 @@ impl RequestFacts {
 
     /// The same facts with trace context the transport carried beside the message.
     pub fn with_trace_context(mut self, context: tessera_protocol::TraceContext) -> Self {
-        self.trace_context = Some(context);
+        self.trace_context = Some(Box::new(context));
         self
     }
 
