@@ -146,7 +146,10 @@ impl HttpTransport {
         method: &str,
         request: reqwest::RequestBuilder,
     ) -> Result<reqwest::Response, reqwest::Error> {
-        let again = request.try_clone();
+        // Only a bound token's request may need sending again.
+        let again = token
+            .filter(|t| t.dpop.is_some())
+            .and_then(|_| request.try_clone());
         let response = self.present(token, request, method).send().await?;
         match (token, again) {
             (Some(token), Some(again)) if token.note_nonce(&response) => {

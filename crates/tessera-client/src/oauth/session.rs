@@ -2,12 +2,11 @@
 //! that change it.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use base64::Engine as _;
 use serde::Deserialize;
 use serde_json::{Value, json};
-
-use std::sync::Arc;
 
 use super::auth_error;
 use super::client_key::client_assertion;
@@ -51,7 +50,8 @@ pub(crate) struct OAuthSession {
     registration: Option<Registration>,
     access_token: Option<String>,
     refresh_token: Option<String>,
-    /// The session's DPoP key, made once the authorization server offers DPoP.
+    /// The session's DPoP key, made once the server takes DPoP and its
+    /// authorization server offers it.
     dpop: Option<Arc<DpopKey>>,
     /// Whether the access token is bound to that key (`token_type` DPoP).
     bound: bool,
@@ -147,7 +147,6 @@ impl OAuthSession {
         else {
             return;
         };
-
         let method = match &registration.auth {
             TokenAuth::Basic => "client_secret_basic",
             TokenAuth::Post => "client_secret_post",
