@@ -34,10 +34,11 @@ pub(crate) struct Signal {
 }
 
 /// Takes a request off the registry when its future ends or is dropped.
+/// An anonymous caller's request is not recorded at all (nothing could
+/// cancel it but closing its response).
 pub(crate) struct Registration {
     registry: Arc<InFlight>,
-    key: Key,
-    signal: Arc<Signal>,
+    entry: Option<(Key, Arc<Signal>)>,
 }
 
 impl InFlight {
@@ -45,22 +46,25 @@ impl InFlight {
         self.running.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Records request `id` of `principal` until the registration is dropped.
+    /// Records request `id` of `principal` until the registration is
+    /// dropped; an anonymous one (`None`) is not recorded.
     pub(crate) fn register(
         self: &Arc<Self>,
         principal: Option<&str>,
         id: &RequestId,
     ) -> Registration {
-        let key = (principal.map(str::to_owned), id.clone());
-        let signal = Arc::new(Signal::default());
-        self.lock()
-            .entry(key.clone())
-            .or_default()
-            .push(Arc::clone(&signal));
+        let entry = principal.map(|principal| {
+            let key = (Some(principal.to_owned()), id.clone());
+            let signal = Arc::new(Signal::default());
+            self.lock()
+                .entry(key.clone())
+                .or_default()
+                .push(Arc::clone(&signal));
+            (key, signal)
+        });
         Registration {
             registry: Arc::clone(self),
-            key,
-            signal,
+            entry,
         }
     }
 
@@ -121,8 +125,8 @@ impl<F: Future> Future for Cancellable<F> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
-        {
-            let mut state = this.registration.signal.lock();
+        if let Some((_, signal)) = &this.registration.entry {
+            let mut state = signal.lock();
             if state.0 {
                 return Poll::Ready(None);
             }
@@ -134,11 +138,14 @@ impl<F: Future> Future for Cancellable<F> {
 
 impl Drop for Registration {
     fn drop(&mut self) {
+        let Some((key, signal)) = &self.entry else {
+            return;
+        };
         let mut running = self.registry.lock();
-        if let Some(signals) = running.get_mut(&self.key) {
-            signals.retain(|s| !Arc::ptr_eq(s, &self.signal));
+        if let Some(signals) = running.get_mut(key) {
+            signals.retain(|s| !Arc::ptr_eq(s, signal));
             if signals.is_empty() {
-                running.remove(&self.key);
+                running.remove(key);
             }
         }
     }
@@ -173,11 +180,24 @@ mod tests {
     fn an_ambiguous_id_cancels_nothing_and_finished_work_is_returned() {
         let registry = Arc::new(InFlight::default());
         let id = RequestId::from("same");
-        let first = registry.register(None, &id);
-        let second = registry.register(None, &id);
-        assert!(!registry.cancel(None, &id));
+        let first = registry.register(Some("alice"), &id);
+        let second = registry.register(Some("alice"), &id);
+        assert!(!registry.cancel(Some("alice"), &id));
         drop(second);
         assert_eq!(block_on(first.run(async { 5 })), Some(5));
-        assert!(!registry.cancel(None, &id), "gone once it finished");
+        assert!(
+            !registry.cancel(Some("alice"), &id),
+            "gone once it finished"
+        );
+    }
+
+    #[test]
+    fn an_anonymous_request_is_not_recorded_and_still_runs() {
+        let registry = Arc::new(InFlight::default());
+        let id = RequestId::from(1);
+        let anonymous = registry.register(None, &id);
+        assert!(registry.lock().is_empty());
+        assert!(!registry.cancel(None, &id));
+        assert_eq!(block_on(anonymous.run(async { 6 })), Some(6));
     }
 }
