@@ -377,11 +377,8 @@ impl OAuthSession {
                 .append_pair("code_challenge", &pkce.challenge)
                 .append_pair("code_challenge_method", "S256")
                 .append_pair("resource", &resource.resource);
-            if !scopes.is_empty() {
-                q.append_pair(
-                    "scope",
-                    &scopes.iter().cloned().collect::<Vec<_>>().join(" "),
-                );
+            if let Some((name, scope)) = scope_param(&scopes) {
+                q.append_pair(name, &scope);
             }
         }
         super::metadata::check_url(url.as_str())?;
@@ -428,12 +425,7 @@ impl OAuthSession {
             ("grant_type", "client_credentials".to_owned()),
             ("resource", resource.to_owned()),
         ];
-        if !scopes.is_empty() {
-            form.push((
-                "scope",
-                scopes.iter().cloned().collect::<Vec<_>>().join(" "),
-            ));
-        }
+        form.extend(scope_param(&scopes));
         let token = self.token_request(server, registration, &form).await?;
         self.requested = scopes;
         self.refresh_token = None;
@@ -473,12 +465,7 @@ impl OAuthSession {
             ("assertion", jwt.to_owned()),
             ("resource", resource.to_owned()),
         ];
-        if !scopes.is_empty() {
-            form.push((
-                "scope",
-                scopes.iter().cloned().collect::<Vec<_>>().join(" "),
-            ));
-        }
+        form.extend(scope_param(&scopes));
         let token = self.token_request(server, &registration, &form).await?;
         self.requested = scopes;
         self.take(token);
@@ -502,7 +489,7 @@ impl OAuthSession {
     ) -> Result<(), ClientError> {
         // The identity provider signs the user in again whenever needed.
         scopes.remove("offline_access");
-        let scope = scopes.iter().cloned().collect::<Vec<_>>().join(" ");
+        let scope = scope_param(&scopes).map(|(_, s)| s).unwrap_or_default();
         let grant = self
             .identity_assertion_grant(enterprise, &server.issuer, resource, &scope)
             .await?;
@@ -793,6 +780,14 @@ impl OAuthSession {
             auth,
         })
     }
+}
+
+/// The `scope` parameter of `scopes`, space-separated; none when there are none.
+fn scope_param(scopes: &BTreeSet<String>) -> Option<(&'static str, String)> {
+    (!scopes.is_empty()).then(|| {
+        let joined: Vec<&str> = scopes.iter().map(String::as_str).collect();
+        ("scope", joined.join(" "))
+    })
 }
 
 /// What a token endpoint answered.
