@@ -4,7 +4,6 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use base64::Engine as _;
 use hmac::Mac as _;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -292,7 +291,7 @@ impl RequestStateCodec {
                     .encrypt(nonce, token.as_bytes(), message)
                     .ok_or(SealError::Cipher)?;
                 buffer.extend_from_slice(&tag);
-                B64.encode_string(&buffer, &mut token);
+                B64.encode_append(&buffer, &mut token);
                 Ok(token)
             }
             SealMode::Signed => {
@@ -307,12 +306,12 @@ impl RequestStateCodec {
                 }
                 let mut token = String::with_capacity(len);
                 push_header(&mut token, prefix, kid);
-                B64.encode_string(&json, &mut token);
+                B64.encode_append(&json, &mut token);
                 let mut mac = active.keys.mac.clone();
                 mac.update(token.as_bytes());
                 let tag = mac.finalize().into_bytes();
                 token.push('.');
-                B64.encode_string(tag, &mut token);
+                B64.encode_append(tag, &mut token);
                 Ok(token)
             }
         }
@@ -400,10 +399,16 @@ impl RequestStateCodec {
         if !bool::from(claims.bnd.ct_eq(binding.digest().as_bytes())) {
             return Err(OpenError::BindingMismatch);
         }
-        let payload = serde_json::from_slice(data).map_err(OpenError::Payload)?;
+        // A payload is UTF-8 JSON (it was sealed so): checked once as a whole,
+        // not string by string.
+        let payload = match std::str::from_utf8(data) {
+            Ok(text) => serde_json::from_str(text),
+            Err(_) => serde_json::from_slice(data),
+        }
+        .map_err(OpenError::Payload)?;
         Ok(Opened {
             payload,
-            ticket_id: B64.encode(claims.jti),
+            ticket_id: B64.encode_to_string(claims.jti),
             issued_at: claims.iat,
             expires_at: claims.exp,
         })
@@ -414,7 +419,7 @@ impl RequestStateCodec {
 fn decrypt(keys: &SubKeys, aad: &str, body: &str) -> Result<Vec<u8>, OpenError> {
     let malformed = |detail| OpenError::Malformed { detail };
     let mut buffer = B64
-        .decode(body)
+        .decode_to_vec(body)
         .map_err(|_| malformed("body is not canonical base64url"))?;
     let tag_at = buffer
         .len()
@@ -440,19 +445,16 @@ fn decrypt(keys: &SubKeys, aad: &str, body: &str) -> Result<Vec<u8>, OpenError> 
 /// Verifies the MAC of a `t1s` token, then decodes its payload; returns the claims.
 fn verify(keys: &SubKeys, signed: &str, payload: &str, mac: &str) -> Result<Vec<u8>, OpenError> {
     let malformed = |detail| OpenError::Malformed { detail };
-    // Room for the decoder's estimate; exactly MAC_LEN bytes are expected.
-    let mut tag = [0u8; MAC_LEN + 3];
-    let decoded = B64
-        .decode_slice(mac, &mut tag)
+    let tag = B64
+        .decode_to_vec(mac)
         .map_err(|_| malformed("signature is not canonical base64url"))?;
-    let tag = tag.get(..decoded).unwrap_or_default();
     let mut verifier = keys.mac.clone();
     verifier.update(signed.as_bytes());
     // Constant time; also refuses a tag of the wrong length.
     verifier
-        .verify_slice(tag)
+        .verify_slice(&tag)
         .map_err(|_| OpenError::Integrity)?;
-    B64.decode(payload)
+    B64.decode_to_vec(payload)
         .map_err(|_| malformed("payload is not canonical base64url"))
 }
 

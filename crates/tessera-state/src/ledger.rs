@@ -74,9 +74,13 @@ struct State {
 /// A ticket id in 16 bytes: the codec's ids are 16 random bytes in base64,
 /// kept as they are; any other string is folded with 128-bit FNV-1a.
 fn compact_id(ticket_id: &str) -> u128 {
-    use base64::Engine as _;
+    let b64 = crate::token::B64;
     let mut raw = [0u8; 16];
-    if let Ok(16) = crate::token::B64.decode_slice(ticket_id, &mut raw) {
+    if let Ok(16) = b64.decoded_length(ticket_id.as_bytes())
+        && b64
+            .decode(ticket_id.as_bytes(), base64_simd::Out::from_slice(&mut raw))
+            .is_ok()
+    {
         return u128::from_be_bytes(raw);
     }
     const OFFSET: u128 = 0x6c62272e07bb014262b821756295c58d;

@@ -12,14 +12,17 @@
 //! spelling and any change to a character changes the authenticated bytes or
 //! fails to decode.
 
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-
 use crate::error::OpenError;
 use crate::key::check_key_id;
 use crate::mode::{ENCRYPTED_PREFIX, SIGNED_PREFIX};
 
-/// The base64 engine of the format: URL-safe alphabet, no padding, canonical decoding.
-pub(crate) const B64: base64::engine::GeneralPurpose = URL_SAFE_NO_PAD;
+/// The base64 of the format: URL-safe alphabet, no padding, canonical
+/// decoding. `base64-simd` vectorises where the CPU allows (SSE4.1, AVX2,
+/// NEON, wasm simd128) and falls back to tables elsewhere: a counter flow's
+/// two tickets cost about 1,800 instructions to encode and decode with it,
+/// against about 7,800 with the `base64` crate's general-purpose engine
+/// (`bench/instructions`).
+pub(crate) const B64: base64_simd::Base64 = base64_simd::URL_SAFE_NO_PAD;
 
 pub(crate) use crate::aead::{NONCE_LEN, TAG_LEN};
 /// Length of an HMAC-SHA256 tag.
@@ -109,7 +112,6 @@ pub(crate) fn b64_len(len: usize) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use base64::Engine as _;
 
     use super::*;
 
@@ -173,19 +175,19 @@ mod tests {
 
     #[test]
     fn base64_is_strict() {
-        assert!(B64.decode("QUJD").is_ok());
-        assert!(B64.decode("QUI").is_ok());
+        assert!(B64.decode_to_vec("QUJD").is_ok());
+        assert!(B64.decode_to_vec("QUI").is_ok());
         // Non-zero trailing bits, padding and whitespace are refused.
-        assert!(B64.decode("QUJ").is_err());
-        assert!(B64.decode("QUI=").is_err());
-        assert!(B64.decode("QU JD").is_err());
-        assert!(B64.decode("QUJD+").is_err());
+        assert!(B64.decode_to_vec("QUJ").is_err());
+        assert!(B64.decode_to_vec("QUI=").is_err());
+        assert!(B64.decode_to_vec("QU JD").is_err());
+        assert!(B64.decode_to_vec("QUJD+").is_err());
     }
 
     #[test]
     fn b64_len_matches_the_encoder() {
         for len in 0..100 {
-            assert_eq!(b64_len(len), B64.encode(vec![0u8; len]).len());
+            assert_eq!(b64_len(len), B64.encode_to_string(vec![0u8; len]).len());
         }
     }
 }

@@ -5,8 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt::Debug;
 use std::time::Duration;
 
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64_simd::URL_SAFE_NO_PAD;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -127,7 +126,7 @@ fn token_format_names_version_mode_and_key_id() {
     assert_eq!(parts.len(), 3, "{encrypted}");
     assert_eq!(&parts[..2], ["t1e", "k1"]);
     // 24-byte nonce + ciphertext + 16-byte tag.
-    let body = URL_SAFE_NO_PAD.decode(parts[2]).expect("base64url");
+    let body = URL_SAFE_NO_PAD.decode_to_vec(parts[2]).expect("base64url");
     assert!(body.len() > 24 + 16);
 
     let signed = codec(SealMode::Signed)
@@ -136,10 +135,10 @@ fn token_format_names_version_mode_and_key_id() {
     let parts: Vec<&str> = signed.split('.').collect();
     assert_eq!(parts.len(), 4, "{signed}");
     assert_eq!(&parts[..2], ["t1s", "k1"]);
-    assert_eq!(URL_SAFE_NO_PAD.decode(parts[3]).expect("mac").len(), 32);
+    assert_eq!(URL_SAFE_NO_PAD.decode_to_vec(parts[3]).expect("mac").len(), 32);
     // The signed payload: iat and exp (big-endian), the 16-byte ticket id,
     // the 32-byte binding digest, then the payload as readable JSON.
-    let claims = URL_SAFE_NO_PAD.decode(parts[2]).expect("payload");
+    let claims = URL_SAFE_NO_PAD.decode_to_vec(parts[2]).expect("payload");
     assert_eq!(claims[..8], NOW.to_be_bytes());
     assert_eq!(claims[8..16], (NOW + 600).to_be_bytes());
     assert_eq!(claims[32..64], *binding().digest().as_bytes());
@@ -148,7 +147,7 @@ fn token_format_names_version_mode_and_key_id() {
     let opened = codec(SealMode::Signed)
         .open_at::<Step>(&signed, &binding(), NOW)
         .expect("open");
-    assert_eq!(opened.ticket_id, URL_SAFE_NO_PAD.encode(&claims[16..32]));
+    assert_eq!(opened.ticket_id, URL_SAFE_NO_PAD.encode_to_string(&claims[16..32]));
 
     for token in [&encrypted, &signed] {
         assert!(
@@ -346,7 +345,7 @@ fn a_signed_payload_cannot_be_edited() {
         .seal_at(&json!({"total": 5}), &binding(), NOW)
         .expect("seal");
     let parts: Vec<&str> = token.split('.').collect();
-    let claims = URL_SAFE_NO_PAD.decode(parts[2]).expect("payload");
+    let claims = URL_SAFE_NO_PAD.decode_to_vec(parts[2]).expect("payload");
     // A later expiry and a larger total, the signature left as it was.
     let mut edited = claims[..8].to_vec();
     edited.extend_from_slice(&(NOW + 1_000_000).to_be_bytes());
@@ -356,7 +355,7 @@ fn a_signed_payload_cannot_be_edited() {
         "{}.{}.{}.{}",
         parts[0],
         parts[1],
-        URL_SAFE_NO_PAD.encode(&edited),
+        URL_SAFE_NO_PAD.encode_to_string(&edited),
         parts[3]
     );
     let error = assert_rejected(&codec, &forged, "edited payload");
@@ -777,7 +776,7 @@ fn ticket_ids_are_random_128_bit() {
             .expect("open");
         assert_eq!(
             URL_SAFE_NO_PAD
-                .decode(&opened.ticket_id)
+                .decode_to_vec(&opened.ticket_id)
                 .expect("b64")
                 .len(),
             16
