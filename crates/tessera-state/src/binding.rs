@@ -1,33 +1,60 @@
 //! What a ticket is bound to: the call it was minted for, reduced to one digest.
 //!
 //! A [`Binding`] names the JSON-RPC method, the target (tool, prompt or
-//! resource name), a SHA-256 digest of the request's arguments in canonical
-//! JSON, the authenticated principal (if any) and the audience (the server's
-//! own identity, e.g. its canonical URL). The whole binding is reduced to one
-//! SHA-256 [`BindingDigest`] over length-prefixed components, and only that
-//! digest travels, inside the authenticated part of the ticket.
+//! resource name), the request's arguments in canonical JSON, the
+//! authenticated principal (if any) and the audience (the server's own
+//! identity, e.g. its canonical URL). The whole binding is reduced to one
+//! SHA-256 [`BindingDigest`], and only that digest travels, inside the
+//! authenticated part of the ticket.
 //!
-//! Digest input, all lengths as 8-byte big-endian integers:
+//! Digest input (format 2), all lengths as 8-byte big-endian integers:
+//!
+//! ```text
+//! len("tessera/requestState/v2/binding") || "tessera/requestState/v2/binding"
+//! len(method)    || method
+//! len(target)    || target
+//! len(padding)   || padding        (zero bytes: the lines so far fill whole 64-byte blocks)
+//! len(audience)  || audience
+//! 0x00                                      (principal: None)
+//!   | 0x01 || len(principal) || principal   (principal: Some)
+//! canonical_json(arguments)        (last, so it needs no length)
+//! ```
+//!
+//! Every part but the last carries its length, so two different calls never
+//! feed the same bytes. The first four lines are the same for every call of
+//! one tool and are hashed once ([`BindingPrefix`]); the padding makes them
+//! whole blocks, so a call with short arguments costs one SHA-256 block.
+//!
+//! Format 1 digested the arguments on their own first and put the audience
+//! last, three blocks for the same call:
 //!
 //! ```text
 //! len("tessera/requestState/v1/binding") || "tessera/requestState/v1/binding"
-//! len(method)    || method
-//! len(target)    || target
-//! 32             || sha256(canonical_json(arguments))
-//! 0x00                               (principal: None)
-//!   | 0x01 || len(principal) || principal   (principal: Some)
-//! len(audience)  || audience
+//! len(method) || method || len(target) || target
+//! 32 || sha256(canonical_json(arguments))
+//! 0x00 | 0x01 || len(principal) || principal
+//! len(audience) || audience
 //! ```
+//!
+//! Tickets sealed with it still open: the codec compares a ticket's digest
+//! with [`Binding::digest_v1`] when it is not the format 2 digest.
 
 use std::fmt;
+use std::sync::Arc;
 
 use crate::sha256::Sha256;
 use serde_json::Value;
 
 use crate::canonical::write_canonical;
 
-/// Domain separation tag for the binding digest.
-const BINDING_TAG: &[u8] = b"tessera/requestState/v1/binding";
+/// Domain separation tag for the binding digest (format 2).
+const BINDING_TAG: &[u8] = b"tessera/requestState/v2/binding";
+
+/// Domain separation tag of format 1, for tickets sealed with it.
+const BINDING_TAG_V1: &[u8] = b"tessera/requestState/v1/binding";
+
+/// SHA-256's block size: the prefix is padded to whole blocks.
+const BLOCK: usize = 64;
 
 /// SHA-256 of the canonical JSON of a request's arguments.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -91,9 +118,10 @@ impl fmt::Debug for BindingDigest {
 /// The call a ticket is minted for; a ticket opens only with an equal binding.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Binding {
-    method: String,
-    target: String,
-    arguments: ArgumentsDigest,
+    method: Arc<str>,
+    target: Arc<str>,
+    /// The arguments in canonical JSON.
+    arguments: Box<[u8]>,
     principal: Option<String>,
     audience: String,
     digest: BindingDigest,
@@ -127,24 +155,7 @@ impl Binding {
         principal: Option<&str>,
         audience: &str,
     ) -> Self {
-        Self::from_arguments_digest(
-            method,
-            target,
-            ArgumentsDigest::of(arguments),
-            principal,
-            audience,
-        )
-    }
-
-    /// Like [`Binding::new`], with the arguments already digested.
-    pub fn from_arguments_digest(
-        method: &str,
-        target: &str,
-        arguments: ArgumentsDigest,
-        principal: Option<&str>,
-        audience: &str,
-    ) -> Self {
-        BindingPrefix::new(method, target).bind_digest(arguments, principal, audience)
+        BindingPrefix::new(method, target).bind(arguments, principal, audience)
     }
 
     /// The JSON-RPC method, e.g. `tools/call`.
@@ -157,9 +168,11 @@ impl Binding {
         &self.target
     }
 
-    /// The digest of the call's arguments.
-    pub fn arguments_digest(&self) -> &ArgumentsDigest {
-        &self.arguments
+    /// The digest of the call's arguments (computed on each call).
+    pub fn arguments_digest(&self) -> ArgumentsDigest {
+        let mut hasher = Sha256::new();
+        hasher.update(&self.arguments);
+        ArgumentsDigest(hasher.finalize())
     }
 
     /// The authenticated principal, if the request had one.
@@ -172,9 +185,29 @@ impl Binding {
         &self.audience
     }
 
-    /// The digest of the whole binding, as carried in tickets.
+    /// The digest of the whole binding, as tickets carry it.
     pub fn digest(&self) -> &BindingDigest {
         &self.digest
+    }
+
+    /// The digest of the same binding in format 1 (see the module's doc),
+    /// which tickets sealed by tessera-state 0.1 carry; computed on each call.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use tessera_state::Binding;
+    /// let binding = Binding::new("tools/call", "t", &json!({"a": 1}), None, "aud");
+    /// assert_ne!(binding.digest_v1(), *binding.digest());
+    /// ```
+    pub fn digest_v1(&self) -> BindingDigest {
+        let mut hasher = Sha256::new();
+        put_framed(&mut hasher, BINDING_TAG_V1);
+        put_framed(&mut hasher, self.method.as_bytes());
+        put_framed(&mut hasher, self.target.as_bytes());
+        put_framed(&mut hasher, self.arguments_digest().as_bytes());
+        put_principal(&mut hasher, self.principal.as_deref());
+        put_framed(&mut hasher, self.audience.as_bytes());
+        BindingDigest(hasher.finalize())
     }
 }
 
@@ -183,7 +216,7 @@ impl fmt::Debug for Binding {
         f.debug_struct("Binding")
             .field("method", &self.method)
             .field("target", &self.target)
-            .field("arguments", &self.arguments)
+            .field("arguments", &self.arguments_digest())
             .field("principal", &self.principal)
             .field("audience", &self.audience)
             .field("digest", &self.digest)
@@ -209,9 +242,9 @@ impl fmt::Debug for Binding {
 /// ```
 #[derive(Clone)]
 pub struct BindingPrefix {
-    method: String,
-    target: String,
-    /// The hash state after the tag, the method and the target.
+    method: Arc<str>,
+    target: Arc<str>,
+    /// The hash state after the tag, the method, the target and the padding.
     hashed: Sha256,
 }
 
@@ -228,42 +261,33 @@ impl BindingPrefix {
     /// The prefix of bindings to `method` on `target`.
     pub fn new(method: &str, target: &str) -> Self {
         let mut hashed = Sha256::new();
-        put_framed(&mut hashed, BINDING_TAG);
-        put_framed(&mut hashed, method.as_bytes());
-        put_framed(&mut hashed, target.as_bytes());
+        let mut len = 0;
+        for part in [BINDING_TAG, method.as_bytes(), target.as_bytes()] {
+            put_framed(&mut hashed, part);
+            len += 8 + part.len();
+        }
+        // The padding's own length field counts too.
+        let padding = (BLOCK - (len + 8) % BLOCK) % BLOCK;
+        put_framed(&mut hashed, &[0u8; BLOCK][..padding]);
         Self {
-            method: method.to_owned(),
-            target: target.to_owned(),
+            method: method.into(),
+            target: target.into(),
             hashed,
         }
     }
 
     /// The binding of a call with `arguments`, by `principal`, for `audience`.
     pub fn bind(&self, arguments: &Value, principal: Option<&str>, audience: &str) -> Binding {
-        self.bind_digest(ArgumentsDigest::of(arguments), principal, audience)
-    }
-
-    /// [`bind`](Self::bind), with the arguments already digested.
-    pub fn bind_digest(
-        &self,
-        arguments: ArgumentsDigest,
-        principal: Option<&str>,
-        audience: &str,
-    ) -> Binding {
+        let mut canonical = Vec::with_capacity(64);
+        write_canonical(arguments, &mut canonical);
         let mut hasher = self.hashed.clone();
-        put_framed(&mut hasher, arguments.as_bytes());
-        match principal {
-            None => hasher.update(&[0u8]),
-            Some(principal) => {
-                hasher.update(&[1u8]);
-                put_framed(&mut hasher, principal.as_bytes());
-            }
-        }
         put_framed(&mut hasher, audience.as_bytes());
+        put_principal(&mut hasher, principal);
+        hasher.update(&canonical);
         Binding {
-            method: self.method.clone(),
-            target: self.target.clone(),
-            arguments,
+            method: Arc::clone(&self.method),
+            target: Arc::clone(&self.target),
+            arguments: canonical.into_boxed_slice(),
             principal: principal.map(str::to_owned),
             audience: audience.to_owned(),
             digest: BindingDigest(hasher.finalize()),
@@ -276,6 +300,17 @@ fn put_framed(hasher: &mut Sha256, bytes: &[u8]) {
     let len = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
     hasher.update(&len.to_be_bytes());
     hasher.update(bytes);
+}
+
+/// Feeds the principal: `0x00`, or `0x01` and the principal framed.
+fn put_principal(hasher: &mut Sha256, principal: Option<&str>) {
+    match principal {
+        None => hasher.update(&[0u8]),
+        Some(principal) => {
+            hasher.update(&[1u8]);
+            put_framed(hasher, principal.as_bytes());
+        }
+    }
 }
 
 /// Lowercase hex for Debug output.
@@ -402,17 +437,71 @@ mod tests {
         use sha2::Digest as _;
         let expected: [u8; 32] = sha2::Sha256::digest(br#"{"a":1,"b":2}"#).into();
         assert_eq!(ArgumentsDigest::of(&args).as_bytes(), &expected);
-        let binding = Binding::from_arguments_digest(
-            "m",
-            "t",
-            ArgumentsDigest::from_bytes(expected),
-            None,
-            "aud",
-        );
-        assert_eq!(
-            binding.digest(),
-            Binding::new("m", "t", &args, None, "aud").digest()
-        );
+        let binding = Binding::new("m", "t", &args, None, "aud");
+        assert_eq!(binding.arguments_digest().as_bytes(), &expected);
+    }
+
+    #[test]
+    fn the_digest_is_sha256_of_the_documented_input() {
+        use sha2::Digest as _;
+        let framed = |bytes: &[u8]| [&(bytes.len() as u64).to_be_bytes()[..], bytes].concat();
+        let args = json!({"b": 2, "a": 1});
+        for (principal, principal_part) in [
+            (None, vec![0u8]),
+            (Some("alice"), [&[1u8][..], &framed(b"alice")].concat()),
+        ] {
+            let mut prefix = [
+                framed(b"tessera/requestState/v2/binding"),
+                framed(b"tools/call"),
+                framed(b"increase-counter"),
+            ]
+            .concat();
+            let padding = vec![0u8; (64 - (prefix.len() + 8) % 64) % 64];
+            prefix.extend(framed(&padding));
+            assert_eq!(prefix.len() % 64, 0);
+            let input = [
+                prefix,
+                framed(b"https://a.example/mcp"),
+                principal_part.clone(),
+                br#"{"a":1,"b":2}"#.to_vec(),
+            ]
+            .concat();
+            let expected: [u8; 32] = sha2::Sha256::digest(&input).into();
+            let binding = Binding::new(
+                "tools/call",
+                "increase-counter",
+                &args,
+                principal,
+                "https://a.example/mcp",
+            );
+            assert_eq!(binding.digest().as_bytes(), &expected);
+
+            let v1_input = [
+                framed(b"tessera/requestState/v1/binding"),
+                framed(b"tools/call"),
+                framed(b"increase-counter"),
+                framed(&sha2::Sha256::digest(br#"{"a":1,"b":2}"#)),
+                principal_part,
+                framed(b"https://a.example/mcp"),
+            ]
+            .concat();
+            let expected_v1: [u8; 32] = sha2::Sha256::digest(&v1_input).into();
+            assert_eq!(binding.digest_v1().as_bytes(), &expected_v1);
+        }
+    }
+
+    #[test]
+    fn the_prefix_fills_whole_blocks_for_any_target_length() {
+        // One extra padding length for each remainder modulo 64.
+        for n in 0..=130 {
+            let target = "x".repeat(n);
+            let args = json!({"k": n});
+            let binding = Binding::new("tools/call", &target, &args, Some("p"), "aud");
+            let again = BindingPrefix::new("tools/call", &target).bind(&args, Some("p"), "aud");
+            assert_eq!(binding.digest(), again.digest());
+            let other = Binding::new("tools/call", &format!("{target}y"), &args, Some("p"), "aud");
+            assert_ne!(binding.digest(), other.digest());
+        }
     }
 
     #[test]
@@ -424,7 +513,7 @@ mod tests {
         assert_eq!(binding.audience(), "https://a.example/mcp");
         assert_eq!(
             binding.arguments_digest(),
-            &ArgumentsDigest::of(&json!({"note": {"x": [1, 2]}, "by": 2}))
+            ArgumentsDigest::of(&json!({"note": {"x": [1, 2]}, "by": 2}))
         );
         let printed = format!("{binding:?}");
         assert!(printed.contains("increase-counter"));

@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use subtle::ConstantTimeEq as _;
 
-use crate::binding::Binding;
+use crate::binding::{Binding, BindingDigest};
 use crate::error::{ConfigError, OpenError, SealError};
 use crate::key::{KeyId, KeyRing};
 use crate::mode::SealMode;
@@ -396,7 +396,9 @@ impl RequestStateCodec {
                 now: now_unix,
             });
         }
-        if !bool::from(claims.bnd.ct_eq(binding.digest().as_bytes())) {
+        // A ticket sealed with the binding's first format carries that digest.
+        let bound = |digest: &BindingDigest| bool::from(claims.bnd.ct_eq(digest.as_bytes()));
+        if !(bound(binding.digest()) || bound(&binding.digest_v1())) {
             return Err(OpenError::BindingMismatch);
         }
         // A payload is UTF-8 JSON (it was sealed so): checked once as a whole,

@@ -1,11 +1,12 @@
 //! SHA-256 for the ticket binding: ring's on native targets, RustCrypto's
 //! `sha2` on wasm32.
 //!
-//! Why two: every request digests its arguments and its binding (three to
-//! four SHA-256 blocks), and ring's assembly does a block in fewer than half
-//! the instructions of `sha2`'s portable code where the CPU has no SHA
-//! extensions (`bench/instructions`, under valgrind: 30,300 instructions of
-//! SHA-256 per counter flow with `sha2`, 11,900 with ring). ring is already
+//! Why two: every request digests its binding (one SHA-256 block for short
+//! arguments, see `binding.rs`), and ring's assembly does a block in fewer
+//! than half the instructions of `sha2`'s portable code where the CPU has no
+//! SHA extensions (`bench/instructions`, under valgrind, when a binding took
+//! three blocks: 30,300 instructions of SHA-256 per counter flow with
+//! `sha2`, 11,900 with ring). ring is already
 //! the AEAD's implementation natively; it does not build for
 //! `wasm32-unknown-unknown`, where `sha2` serves. Both are maintained,
 //! audited implementations of the same function; a test checks them against

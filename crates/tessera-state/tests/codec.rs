@@ -135,7 +135,10 @@ fn token_format_names_version_mode_and_key_id() {
     let parts: Vec<&str> = signed.split('.').collect();
     assert_eq!(parts.len(), 4, "{signed}");
     assert_eq!(&parts[..2], ["t1s", "k1"]);
-    assert_eq!(URL_SAFE_NO_PAD.decode_to_vec(parts[3]).expect("mac").len(), 32);
+    assert_eq!(
+        URL_SAFE_NO_PAD.decode_to_vec(parts[3]).expect("mac").len(),
+        32
+    );
     // The signed payload: iat and exp (big-endian), the 16-byte ticket id,
     // the 32-byte binding digest, then the payload as readable JSON.
     let claims = URL_SAFE_NO_PAD.decode_to_vec(parts[2]).expect("payload");
@@ -147,7 +150,10 @@ fn token_format_names_version_mode_and_key_id() {
     let opened = codec(SealMode::Signed)
         .open_at::<Step>(&signed, &binding(), NOW)
         .expect("open");
-    assert_eq!(opened.ticket_id, URL_SAFE_NO_PAD.encode_to_string(&claims[16..32]));
+    assert_eq!(
+        opened.ticket_id,
+        URL_SAFE_NO_PAD.encode_to_string(&claims[16..32])
+    );
 
     for token in [&encrypted, &signed] {
         assert!(
@@ -823,8 +829,10 @@ fn codec_is_send_sync_clone_and_clones_share_keys() {
 }
 
 /// A ticket sealed by the codec before its AEAD moved to ring (the same
-/// XChaCha20-Poly1305, byte for byte): tickets in flight across the upgrade
-/// still open, and a changed byte still does not.
+/// XChaCha20-Poly1305, byte for byte) and before the binding's second
+/// format (it carries the format 1 digest): tickets in flight across either
+/// upgrade still open, and a changed byte still does not, nor the same
+/// ticket for another call.
 #[test]
 fn a_ticket_sealed_before_the_aead_moved_to_ring_still_opens() {
     const SEALED: &str = "t1e.k1.rzOwyD56-Vep8iKwEv3iDM7ac75Kecksn6iD6WGp0Cnj9adyps9AgAncQF7CVP3-Fa-lWHuMu-gfNA060shfPkFqch0mOFbUhPp7v5sEe1pcgAYa9yPcyf0MY4vLnL4uOL8vpkIIwJZ8pudKM1ZoiUXVfX917G-iviXeRpf3yLy2FJcd4TtV4CTPpWBv-5OdTwEL53Mi";
@@ -845,7 +853,19 @@ fn a_ticket_sealed_before_the_aead_moved_to_ring_still_opens() {
         opened.payload,
         json!({"q": {"amount": "form"}, "a": {"x": {"amount": 5}}})
     );
+    assert_ne!(*binding.digest(), binding.digest_v1());
     let mut altered = SEALED.to_owned();
     altered.replace_range(40..41, if &SEALED[40..41] == "A" { "B" } else { "A" });
     assert!(codec.open_at::<Value>(&altered, &binding, NOW + 1).is_err());
+    let other = Binding::new(
+        "tools/call",
+        "increase-counter",
+        &json!({"current": 11}),
+        Some("alice"),
+        "https://mcp.example.com/mcp",
+    );
+    assert!(matches!(
+        codec.open_at::<Value>(SEALED, &other, NOW + 1),
+        Err(OpenError::BindingMismatch)
+    ));
 }
