@@ -53,18 +53,18 @@ impl Flow {
                     ..earlier
                 }
             }
-            None => Flow {
-                id: tessera_state::random_id().unwrap_or_default(),
-                round: 1,
+            None => {
                 #[cfg(feature = "otel")]
-                first: otel::span_context_of(&span),
+                let (first, state) = otel::kept_of(&span);
                 #[cfg(not(feature = "otel"))]
-                first: None,
-                #[cfg(feature = "otel")]
-                state: otel::trace_state_of(&span),
-                #[cfg(not(feature = "otel"))]
-                state: None,
-            },
+                let (first, state) = (None, None);
+                Flow {
+                    id: tessera_state::random_id().unwrap_or_default(),
+                    round: 1,
+                    first,
+                    state,
+                }
+            }
         };
         span.record("mcp.mrtr.round", i64::from(flow.round));
         span.record("mcp.mrtr.flow_id", flow.id.as_str());
@@ -80,18 +80,24 @@ pub(crate) mod otel {
     };
     use tracing_opentelemetry::OpenTelemetrySpanExt;
 
-    /// `span`'s context as a ticket keeps it, when it has a valid one.
-    pub(crate) fn span_context_of(span: &tracing::Span) -> Option<String> {
+    /// `span`'s context as a ticket keeps it (`{trace id}-{span id}-{flags}`),
+    /// when it has a valid one, and its `tracestate` in its header form, when
+    /// it has one that fits a ticket ([`MAX_TRACESTATE_BYTES`]).
+    pub(crate) fn kept_of(span: &tracing::Span) -> (Option<String>, Option<String>) {
         let cx = span.context();
         let sc = cx.span().span_context().clone();
-        sc.is_valid().then(|| {
-            format!(
-                "{}-{}-{:02x}",
-                sc.trace_id(),
-                sc.span_id(),
-                sc.trace_flags().to_u8()
-            )
-        })
+        if !sc.is_valid() {
+            return (None, None);
+        }
+        let header = sc.trace_state().header();
+        let state = (!header.is_empty() && header.len() <= MAX_TRACESTATE_BYTES).then_some(header);
+        let context = format!(
+            "{}-{}-{:02x}",
+            sc.trace_id(),
+            sc.span_id(),
+            sc.trace_flags().to_u8()
+        );
+        (Some(context), state)
     }
 
     /// The longest `tracestate` a ticket carries: 512 bytes (the W3C Trace
@@ -99,16 +105,8 @@ pub(crate) mod otel {
     /// longer one is left out, round one's span context still kept.
     pub(crate) const MAX_TRACESTATE_BYTES: usize = 512;
 
-    /// `span`'s `tracestate` in its header form, when it has one that fits
-    /// a ticket ([`MAX_TRACESTATE_BYTES`]).
-    pub(crate) fn trace_state_of(span: &tracing::Span) -> Option<String> {
-        let cx = span.context();
-        let header = cx.span().span_context().trace_state().header();
-        (!header.is_empty() && header.len() <= MAX_TRACESTATE_BYTES).then_some(header)
-    }
-
     /// Round one's span context, its `tracestate` included, from what
-    /// [`span_context_of`] and [`trace_state_of`] kept (a ticket this server
+    /// [`kept_of`] kept (a ticket this server
     /// sealed, so malformed only if the key was shared with something else:
     /// then none).
     pub(crate) fn round_one(kept: crate::telemetry::RoundOne<'_>) -> Option<SpanContext> {

@@ -44,7 +44,7 @@ pub const SPAN_TARGET: &str = "tessera::mcp";
 /// for the task it starts to keep ([`NewTask::trace`](crate::NewTask::trace)).
 pub(crate) fn task_trace() -> Option<String> {
     #[cfg(feature = "otel")]
-    return flow::otel::span_context_of(&request_span()?);
+    return flow::otel::kept_of(&request_span()?).0;
     #[cfg(not(feature = "otel"))]
     None
 }

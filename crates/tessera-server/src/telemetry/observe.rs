@@ -347,6 +347,19 @@ fn request_span(request: &Request, facts: &RequestFacts, resolved: &dyn Target) 
     let method = bounded(&request.method, MAX_NAME_BYTES);
     let target = request.target();
     let named = matches!(method, "tools/call" | "prompts/get") && resolved.known();
+    // Every attribute known now is given as the span is made (one visit of
+    // its fields), not recorded after one by one.
+    let (operation, tool, prompt, uri) = match (method, target) {
+        ("tools/call", Some(tool)) => (
+            Some("execute_tool"),
+            Some(bounded(tool, MAX_NAME_BYTES)),
+            None,
+            None,
+        ),
+        ("prompts/get", Some(prompt)) => (None, None, Some(bounded(prompt, MAX_NAME_BYTES)), None),
+        ("resources/read", Some(uri)) => (None, None, None, Some(bounded(uri, MAX_URI_BYTES))),
+        _ => (None, None, None, None),
+    };
     let span = tracing::info_span!(
         target: "tessera::mcp",
         "mcp",
@@ -355,14 +368,14 @@ fn request_span(request: &Request, facts: &RequestFacts, resolved: &dyn Target) 
         otel.status_code = Empty,
         otel.status_description = Empty,
         mcp.method.name = method,
-        gen_ai.operation.name = Empty,
-        gen_ai.tool.name = Empty,
-        gen_ai.prompt.name = Empty,
-        mcp.resource.uri = Empty,
+        gen_ai.operation.name = operation,
+        gen_ai.tool.name = tool,
+        gen_ai.prompt.name = prompt,
+        mcp.resource.uri = uri,
         jsonrpc.request.id = %IdText(&request.id),
-        mcp.protocol.version = Empty,
-        mcp.session.id = Empty,
-        network.transport = Empty,
+        mcp.protocol.version = protocol_version(request, facts).map(|v| bounded(v, MAX_NAME_BYTES)),
+        mcp.session.id = facts.session_id.as_deref(),
+        network.transport = facts.transport.map(crate::NetworkTransport::as_str),
         error.type = Empty,
         rpc.response.status_code = Empty,
         mcp.mrtr.outcome = Empty,
@@ -372,10 +385,7 @@ fn request_span(request: &Request, facts: &RequestFacts, resolved: &dyn Target) 
         mcp.request.arguments = Empty,
         mcp.request.input_responses = Empty,
     );
-    if span.is_disabled() {
-        return span;
-    }
-    if RECORD_ARGUMENTS.load(Ordering::Relaxed) {
+    if !span.is_disabled() && RECORD_ARGUMENTS.load(Ordering::Relaxed) {
         for (param, field) in [
             ("arguments", "mcp.request.arguments"),
             (
@@ -387,28 +397,6 @@ fn request_span(request: &Request, facts: &RequestFacts, resolved: &dyn Target) 
                 span.record(field, bounded_json(value).as_str());
             }
         }
-    }
-    match (method, target) {
-        ("tools/call", Some(tool)) => {
-            span.record("gen_ai.operation.name", "execute_tool");
-            span.record("gen_ai.tool.name", bounded(tool, MAX_NAME_BYTES));
-        }
-        ("prompts/get", Some(prompt)) => {
-            span.record("gen_ai.prompt.name", bounded(prompt, MAX_NAME_BYTES));
-        }
-        ("resources/read", Some(uri)) => {
-            span.record("mcp.resource.uri", bounded(uri, MAX_URI_BYTES));
-        }
-        _ => {}
-    }
-    if let Some(version) = protocol_version(request, facts) {
-        span.record("mcp.protocol.version", bounded(version, MAX_NAME_BYTES));
-    }
-    if let Some(transport) = facts.transport {
-        span.record("network.transport", transport.as_str());
-    }
-    if let Some(session) = &facts.session_id {
-        span.record("mcp.session.id", session.as_str());
     }
     span
 }
