@@ -23,7 +23,9 @@
 //! Every part but the last carries its length, so two different calls never
 //! feed the same bytes. The first four lines are the same for every call of
 //! one tool and are hashed once ([`BindingPrefix`]); the padding makes them
-//! whole blocks, so a call with short arguments costs one SHA-256 block.
+//! whole blocks, so a call costs one SHA-256 block when what follows them
+//! (the audience with its 8-byte length, the principal part, the canonical
+//! arguments) takes at most 55 bytes, and two up to 119.
 //!
 //! Format 1 digested the arguments on their own first and put the audience
 //! last, three blocks for the same call:
@@ -81,7 +83,8 @@ impl ArgumentsDigest {
         Self(hasher.finalize())
     }
 
-    /// Wraps a digest computed elsewhere (SHA-256 of the canonical JSON).
+    /// Wraps 32 bytes taken to be such a digest (SHA-256 of the canonical
+    /// JSON), e.g. to compare with [`Binding::arguments_digest`].
     pub fn from_bytes(bytes: [u8; 32]) -> Self {
         Self(bytes)
     }
@@ -191,7 +194,9 @@ impl Binding {
     }
 
     /// The digest of the same binding in format 1 (see the module's doc),
-    /// which tickets sealed by tessera-state 0.1 carry; computed on each call.
+    /// which tickets sealed before format 2 carry; computed on each call.
+    /// No ticket outlives [`MAX_TTL`](crate::MAX_TTL), so format 1 can be
+    /// dropped once format 2 has been sealing that long.
     ///
     /// ```
     /// use serde_json::json;
@@ -492,15 +497,28 @@ mod tests {
 
     #[test]
     fn the_prefix_fills_whole_blocks_for_any_target_length() {
-        // One extra padding length for each remainder modulo 64.
+        use sha2::Digest as _;
+        let framed = |bytes: &[u8]| [&(bytes.len() as u64).to_be_bytes()[..], bytes].concat();
+        // Every remainder modulo 64 of the unpadded prefix, 0 among them.
         for n in 0..=130 {
             let target = "x".repeat(n);
-            let args = json!({"k": n});
-            let binding = Binding::new("tools/call", &target, &args, Some("p"), "aud");
-            let again = BindingPrefix::new("tools/call", &target).bind(&args, Some("p"), "aud");
-            assert_eq!(binding.digest(), again.digest());
-            let other = Binding::new("tools/call", &format!("{target}y"), &args, Some("p"), "aud");
-            assert_ne!(binding.digest(), other.digest());
+            let mut prefix = [
+                framed(b"tessera/requestState/v2/binding"),
+                framed(b"tools/call"),
+                framed(target.as_bytes()),
+            ]
+            .concat();
+            let padding = vec![0u8; (64 - (prefix.len() + 8) % 64) % 64];
+            prefix.extend(framed(&padding));
+            assert_eq!(prefix.len() % 64, 0, "target of {n} bytes");
+            let input = [prefix, framed(b"aud"), vec![0u8], br#"{"k":1}"#.to_vec()].concat();
+            let expected: [u8; 32] = sha2::Sha256::digest(&input).into();
+            let binding = Binding::new("tools/call", &target, &json!({"k": 1}), None, "aud");
+            assert_eq!(
+                binding.digest().as_bytes(),
+                &expected,
+                "target of {n} bytes"
+            );
         }
     }
 

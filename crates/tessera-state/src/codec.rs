@@ -447,9 +447,19 @@ fn decrypt(keys: &SubKeys, aad: &str, body: &str) -> Result<Vec<u8>, OpenError> 
 /// Verifies the MAC of a `t1s` token, then decodes its payload; returns the claims.
 fn verify(keys: &SubKeys, signed: &str, payload: &str, mac: &str) -> Result<Vec<u8>, OpenError> {
     let malformed = |detail| OpenError::Malformed { detail };
-    let tag = B64
-        .decode_to_vec(mac)
-        .map_err(|_| malformed("signature is not canonical base64url"))?;
+    let not_canonical = || malformed("signature is not canonical base64url");
+    // Exactly MAC_LEN bytes are expected; measured first, so decoding cannot
+    // overrun the tag.
+    let mut tag = [0u8; MAC_LEN];
+    if B64
+        .decoded_length(mac.as_bytes())
+        .map_err(|_| not_canonical())?
+        != MAC_LEN
+    {
+        return Err(OpenError::Integrity);
+    }
+    B64.decode(mac.as_bytes(), base64_simd::Out::from_slice(&mut tag))
+        .map_err(|_| not_canonical())?;
     let mut verifier = keys.mac.clone();
     verifier.update(signed.as_bytes());
     // Constant time; also refuses a tag of the wrong length.

@@ -10,7 +10,7 @@
 //!
 //! - [`KeyRing`] / [`StateKey`]: secrets of at least 32 bytes under short key
 //!   ids; one active id seals, older ids still open (rotation).
-//! - [`Binding`]: method, target, canonical-JSON digest of the arguments,
+//! - [`Binding`]: method, target, the arguments in canonical JSON,
 //!   principal and audience, reduced to one digest inside the ticket.
 //! - [`RequestStateCodec`]: [`seal`](RequestStateCodec::seal) and
 //!   [`open`](RequestStateCodec::open) typed state in [`SealMode::Encrypted`]

@@ -1,8 +1,8 @@
 //! SHA-256 for the ticket binding: ring's on native targets, RustCrypto's
 //! `sha2` on wasm32.
 //!
-//! Why two: every request digests its binding (one SHA-256 block for short
-//! arguments, see `binding.rs`), and ring's assembly does a block in fewer
+//! Why two: every request digests its binding (one SHA-256 block when the
+//! call's own part is short, see `binding.rs`), and ring's assembly does a block in fewer
 //! than half the instructions of `sha2`'s portable code where the CPU has no
 //! SHA extensions (`bench/instructions`, under valgrind, when a binding took
 //! three blocks: 30,300 instructions of SHA-256 per counter flow with
