@@ -18,8 +18,8 @@ use std::task::{Context, Poll, Waker};
 
 use tessera_protocol::RequestId;
 
-/// Who sent a request, and its id.
-type Key = (Option<String>, RequestId);
+/// Who sent a request (an authenticated principal), and its id.
+type Key = (String, RequestId);
 
 /// The requests being served, with the signal that stops each.
 #[derive(Default)]
@@ -54,7 +54,7 @@ impl InFlight {
         id: &RequestId,
     ) -> Registration {
         let entry = principal.map(|principal| {
-            let key = (Some(principal.to_owned()), id.clone());
+            let key = (principal.to_owned(), id.clone());
             let signal = Arc::new(Signal::default());
             self.lock()
                 .entry(key.clone())
@@ -71,7 +71,11 @@ impl InFlight {
     /// Cancels request `id` of `principal` when it is running and unambiguous;
     /// says whether it did.
     pub(crate) fn cancel(&self, principal: Option<&str>, id: &RequestId) -> bool {
-        let key = (principal.map(str::to_owned), id.clone());
+        // An anonymous caller's requests are never recorded.
+        let Some(principal) = principal else {
+            return false;
+        };
+        let key = (principal.to_owned(), id.clone());
         let signal = match self.lock().get(&key).map(Vec::as_slice) {
             Some([one]) => Arc::clone(one),
             _ => return false,

@@ -25,16 +25,15 @@ pub(crate) fn protect(
         .oauth_resource
         .clone()
         .unwrap_or_else(|| format!("http://{local}{path}"));
-    let verifier = Arc::new(tessera_auth::JwtVerifier::new(
-        issuer.clone(),
-        resource.clone(),
-    ));
-    tracing::info!(%issuer, %resource, "OAuth: accepting access tokens of this issuer for this resource");
-    let mut protected = tessera_auth::OAuthResource::new(resource, issuer.clone(), verifier)
-        .scopes_supported(args.oauth_scopes());
-    if let Some(mode) = args.oauth_dpop {
-        tracing::info!(?mode, "OAuth: taking DPoP-bound access tokens");
-        protected = protected.dpop(mode.dpop(ledger));
+    // The same protection as OAUTH_* variables give (Workers, Lambda).
+    tessera_auth::OAuthVars {
+        issuer_and_resource: Some((issuer.clone(), resource)),
+        scopes: args.oauth_scopes(),
+        dpop: args.oauth_dpop,
     }
-    protected.protect(options)
+    .protect(
+        options,
+        Arc::new(tessera_auth::ReqwestFetch::default()),
+        ledger,
+    )
 }
