@@ -34,7 +34,13 @@ pub(crate) fn fill(dest: &mut [u8]) -> Result<(), getrandom::Error> {
 pub fn random_id() -> Option<String> {
     let mut bytes = [0u8; 16];
     fill(&mut bytes).ok()?;
-    Some(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut id = String::with_capacity(32);
+    for b in bytes {
+        id.push(char::from(DIGITS[usize::from(b >> 4)]));
+        id.push(char::from(DIGITS[usize::from(b & 0x0f)]));
+    }
+    Some(id)
 }
 
 /// The id of this process (where processes can fork; elsewhere a constant).
@@ -122,6 +128,25 @@ mod tests {
             state_after(&|r| (r.produced, r.pid)),
             (32, parent.wrapping_add(1))
         );
+    }
+
+    #[test]
+    fn ids_are_32_lowercase_hex_digits_of_the_drawn_bytes() {
+        let a = random_id().expect("random");
+        let b = random_id().expect("random");
+        assert_ne!(a, b);
+        for id in [&a, &b] {
+            assert_eq!(id.len(), 32, "{id}");
+            assert!(
+                id.bytes().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')),
+                "{id}"
+            );
+        }
+        // Every nibble value appears over enough ids: no digit is missing from the table.
+        let seen: std::collections::HashSet<u8> = (0..64)
+            .flat_map(|_| random_id().expect("random").into_bytes())
+            .collect();
+        assert_eq!(seen.len(), 16);
     }
 
     #[test]

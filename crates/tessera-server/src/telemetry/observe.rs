@@ -1,6 +1,6 @@
 //! The SERVER span around one request, and the request's duration.
 
-use std::fmt;
+use std::borrow::Cow;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -292,31 +292,27 @@ impl Served for Option<Handled> {
 
 /// The span's name: `{mcp.method.name} {target}`, the target being the tool
 /// or prompt name (a resource URI is an attribute, not part of the name: the
-/// conventions keep names low in cardinality).
-struct SpanName<'a> {
-    method: &'a str,
-    target: Option<&'a str>,
-}
-
-impl fmt::Display for SpanName<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.target {
-            Some(target) => write!(f, "{} {target}", self.method),
-            None => f.write_str(self.method),
+/// conventions keep names low in cardinality). Given to the span as text, not
+/// as a `Display` value the span layer would format through `fmt` again.
+fn span_name<'a>(method: &'a str, target: Option<&str>) -> Cow<'a, str> {
+    match target {
+        Some(target) => {
+            let mut name = String::with_capacity(method.len() + 1 + target.len());
+            name.push_str(method);
+            name.push(' ');
+            name.push_str(target);
+            Cow::Owned(name)
         }
+        None => Cow::Borrowed(method),
     }
 }
 
 /// A request id in its string form (`jsonrpc.request.id`): a string id as it
-/// is, unquoted.
-struct IdText<'a>(&'a tessera_protocol::RequestId);
-
-impl fmt::Display for IdText<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.0 {
-            tessera_protocol::RequestId::String(s) => f.write_str(bounded(s, MAX_NAME_BYTES)),
-            tessera_protocol::RequestId::Integer(n) => write!(f, "{n}"),
-        }
+/// is (bounded), unquoted; a number in decimal.
+fn id_text(id: &tessera_protocol::RequestId) -> Cow<'_, str> {
+    match id {
+        tessera_protocol::RequestId::String(s) => Cow::Borrowed(bounded(s, MAX_NAME_BYTES)),
+        tessera_protocol::RequestId::Integer(n) => Cow::Owned(n.to_string()),
     }
 }
 
@@ -363,7 +359,7 @@ fn request_span(request: &Request, facts: &RequestFacts, resolved: &dyn Target) 
     let span = tracing::info_span!(
         target: "tessera::mcp",
         "mcp",
-        otel.name = %SpanName { method, target: target.filter(|_| named) },
+        otel.name = span_name(method, target.filter(|_| named)).as_ref(),
         otel.kind = "server",
         otel.status_code = Empty,
         otel.status_description = Empty,
@@ -372,7 +368,7 @@ fn request_span(request: &Request, facts: &RequestFacts, resolved: &dyn Target) 
         gen_ai.tool.name = tool,
         gen_ai.prompt.name = prompt,
         mcp.resource.uri = uri,
-        jsonrpc.request.id = %IdText(&request.id),
+        jsonrpc.request.id = id_text(&request.id).as_ref(),
         mcp.protocol.version = protocol_version(request, facts).map(|v| bounded(v, MAX_NAME_BYTES)),
         mcp.session.id = facts.session_id.as_deref(),
         network.transport = facts.transport.map(crate::NetworkTransport::as_str),
@@ -417,8 +413,14 @@ fn bounded_json(value: &serde_json::Value) -> String {
     format!("{}…", bounded(&text, MAX_RECORDED_BYTES))
 }
 
-/// Whether a `tools/call` result says `isError: true` (read without building it).
+/// Whether a `tools/call` result says `isError: true` (read without building
+/// it, and not read at all when the text has no `"isError"` key: a quote
+/// inside a JSON string is escaped, so the unescaped key cannot hide in one;
+/// a key spelled with `\u` escapes, which no encoder here writes, is not seen).
 fn is_tool_error(raw: &str) -> bool {
+    if !raw.contains(r#""isError""#) {
+        return false;
+    }
     #[derive(serde::Deserialize)]
     struct Flag {
         #[serde(rename = "isError", default)]
@@ -460,5 +462,26 @@ fn adopt_parent(
         });
     if let Some(parent) = parent {
         let _ = span.set_parent(parent);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_tool_error;
+
+    #[test]
+    fn tool_errors_are_read_from_the_top_level_flag() {
+        assert!(is_tool_error(r#"{"content":[],"isError":true}"#));
+        assert!(is_tool_error(r#"{ "isError" : true, "content": [] }"#));
+        assert!(!is_tool_error(r#"{"content":[],"isError":false}"#));
+        assert!(!is_tool_error(r#"{"content":[]}"#));
+        // The words inside text are not the flag.
+        assert!(!is_tool_error(
+            r#"{"content":[{"type":"text","text":"{\"isError\":true}"}]}"#
+        ));
+        // Nested under another key, it is not the result's flag either.
+        assert!(!is_tool_error(
+            r#"{"content":[],"structuredContent":{"isError":true}}"#
+        ));
     }
 }
