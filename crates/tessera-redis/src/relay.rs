@@ -71,7 +71,7 @@ fn instance_name() -> String {
             .map_or(0, |d| d.as_nanos() as u64);
         bytes = (nanos ^ u64::from(std::process::id())).to_be_bytes();
     }
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    tessera_state::lower_hex(&bytes)
 }
 
 impl AnswerRelay for RedisRelay {

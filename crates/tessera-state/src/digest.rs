@@ -10,9 +10,5 @@ use sha2::{Digest as _, Sha256};
 /// ```
 pub fn digest_hex(value: &[u8], bytes: usize) -> String {
     let digest = Sha256::digest(value);
-    digest
-        .iter()
-        .take(bytes)
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::lower_hex(&digest[..bytes.min(digest.len())])
 }

@@ -71,6 +71,7 @@ mod canonical;
 mod codec;
 mod digest;
 mod error;
+mod hex;
 mod key;
 mod ledger;
 mod mode;
@@ -90,6 +91,7 @@ pub use digest::digest_hex;
 pub use error::{
     ConfigError, LedgerError, OpenError, SealError, WIRE_CODE, WIRE_MESSAGE, WIRE_REASON,
 };
+pub use hex::{lower_hex, push_lower_hex};
 pub use key::{KEY_VAR, KEYS_VAR, KeyError, KeyId, KeyRing, MAX_KEY_ID_LEN, MIN_KEY_LEN, StateKey};
 pub use ledger::{LedgerFuture, MemoryLedger, TicketLedger};
 pub use mode::SealMode;

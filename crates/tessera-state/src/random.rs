@@ -34,13 +34,7 @@ pub(crate) fn fill(dest: &mut [u8]) -> Result<(), getrandom::Error> {
 pub fn random_id() -> Option<String> {
     let mut bytes = [0u8; 16];
     fill(&mut bytes).ok()?;
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut id = String::with_capacity(32);
-    for b in bytes {
-        id.push(char::from(DIGITS[usize::from(b >> 4)]));
-        id.push(char::from(DIGITS[usize::from(b & 0x0f)]));
-    }
-    Some(id)
+    Some(crate::lower_hex(&bytes))
 }
 
 /// The id of this process (where processes can fork; elsewhere a constant).

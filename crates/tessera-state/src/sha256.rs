@@ -89,7 +89,7 @@ mod tests {
     use super::Sha256;
 
     fn hex(bytes: [u8; 32]) -> String {
-        bytes.iter().map(|b| format!("{b:02x}")).collect()
+        crate::lower_hex(&bytes)
     }
 
     #[test]

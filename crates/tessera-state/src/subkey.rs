@@ -71,8 +71,7 @@ mod tests {
             .expect("42 bytes is a valid HKDF length");
         let expected =
             "3cb25f25faacd57a90434f64d0362f2a2d2d0a90cf1a5a4c5db02d56ecc4c5bf34007208d5b887185865";
-        let hex: String = okm.iter().map(|b| format!("{b:02x}")).collect();
-        assert_eq!(hex, expected);
+        assert_eq!(crate::lower_hex(&okm), expected);
     }
 
     #[test]

@@ -434,6 +434,8 @@ fn assert_pushed_questions_are_child_spans(otlp: &OtlpReceiver, transport: &str)
             .is_some_and(|v| v != "2026-07-28"),
         "an initialize-era version: {call}"
     );
+    // Every round runs inside this one span: it links to nothing, not even itself.
+    assert!(links(call).is_empty(), "{call}");
     let questions: Vec<&Value> = spans.iter().filter(|s| s["kind"] == "CLIENT").collect();
     assert_eq!(questions.len(), 2, "{spans:#?}");
     let keys: Vec<&Value> = questions

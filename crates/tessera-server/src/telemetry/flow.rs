@@ -38,21 +38,16 @@ impl Flow {
     }
 
     /// This round's place in the flow: the next round after `sealed`, or round
-    /// one of a new flow. Records it on the request's span and links that span to
-    /// round one's. `None` when no span is recorded (nothing goes in the ticket).
+    /// one of a new flow. Records it on the request's span (which
+    /// [`observe`](crate::McpServer::observe) linked to round one's when it
+    /// made it). `None` when no span is recorded (nothing goes in the ticket).
     pub(crate) fn this_round(sealed: Option<Flow>) -> Option<Flow> {
         let span = super::request_span()?;
         let flow = match sealed {
-            Some(earlier) => {
-                #[cfg(feature = "otel")]
-                if let Some(first) = earlier.round_one() {
-                    otel::link_to_round_one(&span, first);
-                }
-                Flow {
-                    round: earlier.round.saturating_add(1),
-                    ..earlier
-                }
-            }
+            Some(earlier) => Flow {
+                round: earlier.round.saturating_add(1),
+                ..earlier
+            },
             None => {
                 #[cfg(feature = "otel")]
                 let (first, state) = otel::kept_of(&span);
@@ -91,12 +86,13 @@ pub(crate) mod otel {
         }
         let header = sc.trace_state().header();
         let state = (!header.is_empty() && header.len() <= MAX_TRACESTATE_BYTES).then_some(header);
-        let context = format!(
-            "{}-{}-{:02x}",
-            sc.trace_id(),
-            sc.span_id(),
-            sc.trace_flags().to_u8()
-        );
+        // `{trace id}-{span id}-{flags}`, written without `fmt` (this runs on every traced flow).
+        let mut context = String::with_capacity(32 + 1 + 16 + 1 + 2);
+        tessera_state::push_lower_hex(&mut context, &sc.trace_id().to_bytes());
+        context.push('-');
+        tessera_state::push_lower_hex(&mut context, &sc.span_id().to_bytes());
+        context.push('-');
+        tessera_state::push_lower_hex(&mut context, &[sc.trace_flags().to_u8()]);
         (Some(context), state)
     }
 

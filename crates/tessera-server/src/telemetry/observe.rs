@@ -429,9 +429,10 @@ fn is_tool_error(raw: &str) -> bool {
     serde_json::from_str::<Flag>(raw).is_ok_and(|f| f.is_error == Some(true))
 }
 
-/// Gives `span` its parent: the first valid of the request's `_meta` trace
-/// context, the transport's, and round one's span when the request carries a
-/// ticket.
+/// Places `span` in its trace: its parent is the first valid of the
+/// request's `_meta` trace context, the transport's, and round one's span
+/// when the request carries a ticket; and a later round's span links to
+/// round one's (read from the ticket once, for both).
 #[cfg(feature = "otel")]
 fn adopt_parent(
     span: &tracing::Span,
@@ -442,6 +443,10 @@ fn adopt_parent(
     use opentelemetry::trace::TraceContextExt;
     use tracing_opentelemetry::OpenTelemetrySpanExt;
 
+    // Round one's span, from the ticket opened when the request was resolved.
+    let first = resolved
+        .round_one(request)
+        .and_then(super::flow::otel::round_one);
     let valid = |cx: opentelemetry::Context| cx.span().span_context().is_valid().then_some(cx);
     let parent = request
         .trace_context()
@@ -456,12 +461,16 @@ fn adopt_parent(
             ))
         })
         .or_else(|| {
-            // Round one's span, from the ticket opened when the request was resolved.
-            let first = super::flow::otel::round_one(resolved.round_one(request)?)?;
+            let first = first.clone()?;
             Some(opentelemetry::Context::new().with_remote_span_context(first))
         });
     if let Some(parent) = parent {
         let _ = span.set_parent(parent);
+    }
+    // A span made here is never round one's own (the era bridge runs its
+    // later rounds inside round one's span, and links nothing).
+    if let Some(first) = first {
+        span.add_link(first);
     }
 }
 
