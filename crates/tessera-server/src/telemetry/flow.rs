@@ -118,8 +118,9 @@ pub(crate) mod otel {
         sc.is_valid().then_some(sc)
     }
 
-    /// Links `span` to round one's span, unless it is round one's span (the
-    /// era bridge runs every round inside the one request's span).
+    /// Links `span` to the span `kept` names (the call that started a task),
+    /// unless it is that span itself. (A later round's span is linked to round
+    /// one's where it is made, in `observe`.)
     pub(crate) fn link_to_round_one(span: &tracing::Span, kept: crate::telemetry::RoundOne<'_>) {
         let Some(first) = round_one(kept) else {
             return;

@@ -103,7 +103,7 @@ impl McpServer {
         let span = request_span(request, facts, target);
         #[cfg(feature = "otel")]
         if !span.is_disabled() {
-            adopt_parent(&span, request, facts, target);
+            place_in_trace(&span, request, facts, target);
         }
         let operation = metrics::enabled().then(|| attributes(request, facts, target));
         Observation {
@@ -434,7 +434,7 @@ fn is_tool_error(raw: &str) -> bool {
 /// when the request carries a ticket; and a later round's span links to
 /// round one's (read from the ticket once, for both).
 #[cfg(feature = "otel")]
-fn adopt_parent(
+fn place_in_trace(
     span: &tracing::Span,
     request: &Request,
     facts: &RequestFacts,
